@@ -1,0 +1,28 @@
+// `npm run bench -- <name> [options]`: benchmarks that hold the speed and memory targets
+// (docs/benchmarks.md). Each prints one JSON line per measurement on stdout.
+import { Command } from 'commander';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { benchIngest, ingestChild } from './ingest.js';
+
+const self = fileURLToPath(import.meta.url);
+const machine = () => `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+
+const program = new Command().name('bench').description('peppol-snapshot benchmarks');
+
+program
+  .command('ingest')
+  .description('ingest a large synthetic feed (70% probes; directory, sml, smp over many participants)')
+  .option('--records <n>', 'records in the feed', '2000000')
+  .option('--segments <n>', 'segments the feed is split into', '20')
+  .option('--participants <n>', 'distinct participants', '500000')
+  .option('--gzip', 'gzip the segments')
+  .option('--dir <dir>', 'working directory (feed and database)', '.bench/ingest')
+  .action(async (o: { records: string; segments: string; participants: string; gzip?: boolean; dir: string }) => {
+    const r = await benchIngest({ records: Number(o.records), segments: Number(o.segments), participants: Number(o.participants), gzip: o.gzip ?? false, dir: o.dir }, self);
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program.command('ingest-child <dir> <db>', { hidden: true }).action(async (dir: string, db: string) => ingestChild(dir, db));
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,68 @@
+// The peppol-snapshot command line (DESIGN §3). Thin: parses flags, calls src/.
+import { Command, CommanderError, Option } from 'commander';
+import { loadConfig } from '../src/config/index.js';
+import { formatIngestSummary, runIngest } from '../src/feeds/ingest.js';
+import { writeFeedDocs } from '../src/feeds/docs.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_SOURCES_FAILED, EXIT_USAGE, UsageError } from '../src/util/errors.js';
+import { createProgress } from '../src/util/progress.js';
+
+const program = new Command();
+program
+  .name('peppol-snapshot')
+  .description('Publishes open monitoring data of the Peppol network as a static JSON API snapshot.')
+  .version('0.1.0')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride();
+
+program
+  .command('ingest')
+  .description('pull measurement feeds (directories or http(s) URLs holding feeds.json) into SQLite')
+  .option('--config <file>', 'configuration file', 'publish.config.json')
+  .option('--db <file>', 'SQLite database (default: database from the config)')
+  .option('--source <dir|url...>', 'feed source(s); replaces the sources of the config')
+  .option('--json', 'print one JSON summary line on stdout')
+  .action(async (opts: { config: string; db?: string; source?: string[]; json?: boolean }) => {
+    const config = loadConfig(opts.config);
+    const summary = await runIngest({
+      dbPath: opts.db ?? config.database,
+      sources: opts.source ? opts.source.map((url) => ({ name: url, url })) : config.sources,
+      http: config.ingest,
+      progress: createProgress(),
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else process.stderr.write(`${formatIngestSummary(summary)}\n`);
+    process.exitCode = summary.failed_sources.length > 0 ? EXIT_SOURCES_FAILED : EXIT_OK;
+  });
+
+const docs = program.command('docs').description('generate documentation from the code');
+docs
+  .command('feeds')
+  .description('write docs/feeds.md from the feed schemas')
+  .addOption(new Option('--out <file>', 'output file').default('docs/feeds.md'))
+  .action((opts: { out: string }) => {
+    writeFeedDocs(opts.out);
+    process.stderr.write(`wrote ${opts.out}\n`);
+  });
+
+async function main(argv: string[]): Promise<void> {
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // help and version end with code 0; every other commander error is a usage error.
+      process.exitCode = e.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+      return;
+    }
+    if (e instanceof UsageError) {
+      process.stderr.write(`peppol-snapshot: ${e.message}\n`);
+      for (const p of e.problems) process.stderr.write(`  - ${p}\n`);
+      process.exitCode = EXIT_USAGE;
+      return;
+    }
+    process.stderr.write(`peppol-snapshot: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = EXIT_FAILURE;
+  }
+}
+
+await main(process.argv);

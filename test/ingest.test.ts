@@ -1,0 +1,390 @@
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDb } from '../src/db/index.js';
+import { SCHEMA_VERSION } from '../src/db/schema.js';
+import { MAX_LINE_CHARS, runIngest, type IngestSummary } from '../src/feeds/ingest.js';
+import { startCli, runCli } from './helpers/cli.js';
+import { lines, sampleRecords, segmentBytes, tempDir, writeFeedDir, writeIndex } from './helpers/feeds.js';
+import { startFeedServer, type FeedServer } from './helpers/http-feed-server.js';
+
+const http = { timeout_ms: 5_000, retries: 3, retry_base_ms: 20 };
+
+function ingest(dbPath: string, ...urls: string[]): Promise<IngestSummary> {
+  return runIngest({ dbPath, sources: urls.map((url, i) => ({ name: `src${i}`, url })), http });
+}
+
+/** Every table's rows except bookkeeping clocks, in id order: two databases with equal dumps hold the same data. */
+function dump(dbPath: string): Record<string, unknown[]> {
+  const db = new Database(dbPath, { readonly: true });
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+  const out: Record<string, unknown[]> = {};
+  for (const t of tables) {
+    if (t === 'sources') continue; // holds attempt times
+    const rows = db.prepare(`SELECT * FROM ${t} ORDER BY 1`).all() as Record<string, unknown>[];
+    out[t] = rows.map((r) => {
+      const { ingested_at: _ignored, ...rest } = r;
+      return rest;
+    });
+  }
+  db.close();
+  return out;
+}
+
+function count(dbPath: string, sql: string): number {
+  const db = new Database(dbPath, { readonly: true });
+  const n = (db.prepare(sql).pluck().get() as number) ?? 0;
+  db.close();
+  return n;
+}
+
+const servers: FeedServer[] = [];
+afterEach(async () => {
+  while (servers.length) await servers.pop()!.close();
+});
+
+describe('database', () => {
+  it('migrates a new database to the current schema version with WAL and foreign keys', () => {
+    const dbPath = join(tempDir(), 'x.sqlite');
+    const db = openDb(dbPath);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    db.close();
+    // Re-opening applies nothing twice.
+    const again = openDb(dbPath);
+    expect(again.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    again.close();
+  });
+
+  it('refuses a database from a newer version', () => {
+    const dbPath = join(tempDir(), 'x.sqlite');
+    const raw = new Database(dbPath);
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    raw.close();
+    expect(() => openDb(dbPath)).toThrow(/newer than this build/);
+  });
+});
+
+describe('ingest from a directory', () => {
+  it('ingests every kind, normalising ids, and counts records by kind', async () => {
+    const dir = tempDir();
+    const records = sampleRecords(320);
+    writeFeedDir(dir, [
+      { path: 'seg/a.ndjson', lines: lines(records.slice(0, 160)) },
+      { path: 'seg/b.ndjson.gz', lines: lines(records.slice(160)) },
+    ]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const s = await ingest(dbPath, dir);
+    expect(s.failed_sources).toEqual([]);
+    expect(s.segments).toBe(2);
+    expect(s.records_total).toBe(320);
+    expect(s.rejects).toBe(0);
+    const byKind = Object.fromEntries(['probe', 'directory', 'sml', 'smp', 'member', 'curation', 'zone', 'ack'].map((k) => [k, records.filter((r) => r.kind === k).length]));
+    expect(s.records).toEqual(byKind);
+    expect(count(dbPath, 'SELECT count(*) FROM probe_obs')).toBe(byKind.probe);
+    expect(count(dbPath, 'SELECT count(*) FROM directory_obs')).toBe(byKind.directory);
+    expect(count(dbPath, 'SELECT count(*) FROM smp_obs')).toBe(byKind.smp);
+    expect(count(dbPath, 'SELECT count(*) FROM zone_obs')).toBe(byKind.zone);
+    expect(count(dbPath, 'SELECT count(*) FROM ack_obs')).toBe(byKind.ack);
+    // Dimensions are shared, not repeated per observation.
+    expect(count(dbPath, 'SELECT count(*) FROM hosts')).toBe(14); // 13 probed + the SMP named by sml/smp
+    expect(count(dbPath, 'SELECT count(*) FROM certs')).toBe(13);
+    expect(count(dbPath, "SELECT count(*) FROM participants WHERE pid NOT GLOB '0208::[0-9]*'")).toBe(0);
+  });
+
+  it('normalises the full Peppol participant id form to the canonical id', async () => {
+    const dir = tempDir();
+    writeFeedDir(dir, [
+      {
+        path: 's.ndjson',
+        lines: [
+          JSON.stringify({ kind: 'sml', at: '2026-10-01T00:00:00Z', participant: 'iso6523-actorid-upis::9925:BE0123456789', registered: true, smp: 'SMP.Example.NET' }),
+          JSON.stringify({ kind: 'sml', at: '2026-10-02T00:00:00+02:00', participant: '9925::be0123456789', registered: true, smp: 'smp.example.net' }),
+        ],
+      },
+    ]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    await ingest(dbPath, dir);
+    const db = new Database(dbPath, { readonly: true });
+    expect(db.prepare('SELECT pid, scheme, value FROM participants').all()).toEqual([{ pid: '9925::be0123456789', scheme: '9925', value: 'be0123456789' }]);
+    expect(db.prepare('SELECT at FROM sml_obs ORDER BY at').pluck().all()).toEqual([Date.parse('2026-10-01T00:00:00Z'), Date.parse('2026-10-01T22:00:00Z')]);
+    expect(db.prepare('SELECT hostname FROM hosts').pluck().all()).toEqual(['smp.example.net']);
+    db.close();
+  });
+
+  it('is idempotent: a second run ingests nothing and changes nothing', async () => {
+    const dir = tempDir();
+    writeFeedDir(dir, [
+      { path: 'a.ndjson', lines: lines(sampleRecords(200)) },
+      { path: 'b.ndjson', lines: [...lines(sampleRecords(50, 200)), 'not json'] },
+    ]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const first = await ingest(dbPath, dir);
+    expect(first.segments).toBe(2);
+    const before = dump(dbPath);
+    const second = await ingest(dbPath, dir);
+    expect(second.segments).toBe(0);
+    expect(second.segments_skipped).toBe(2);
+    expect(second.records_total).toBe(0);
+    expect(dump(dbPath)).toEqual(before);
+  });
+
+  it('ingests only segments added since the last run', async () => {
+    const dir = tempDir();
+    const a = { path: 'a.ndjson', lines: lines(sampleRecords(100)) };
+    writeFeedDir(dir, [a]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    await ingest(dbPath, dir);
+    writeFeedDir(dir, [a, { path: 'b.ndjson', lines: lines(sampleRecords(100, 100)) }]);
+    const s = await ingest(dbPath, dir);
+    expect(s.segments).toBe(1);
+    expect(s.segments_skipped).toBe(1);
+    expect(s.records_total).toBe(100);
+    // Same data as ingesting both at once.
+    const once = join(tempDir(), 'db.sqlite');
+    await ingest(once, dir);
+    expect(dump(dbPath)).toEqual(dump(once));
+  });
+
+  it('keeps bad lines as rejects with source, segment, line number, error and raw text, and ingests the rest', async () => {
+    const dir = tempDir();
+    const good = lines(sampleRecords(10));
+    const bad = [
+      '{"kind":"probe","at":"yesterday"}',
+      'this is not json',
+      '{"kind":"teleport","at":"2026-10-01T00:00:00Z"}',
+      JSON.stringify({ ...sampleRecords(1)[0], hostname: 'not a host name' }),
+    ];
+    writeFeedDir(dir, [{ path: 'mixed.ndjson', lines: [good[0]!, bad[0]!, good[1]!, bad[1]!, '', bad[2]!, ...good.slice(2), bad[3]!] }]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const s = await ingest(dbPath, dir);
+    expect(s.rejects).toBe(4);
+    expect(s.records_total).toBe(10);
+    expect(s.failed_sources).toEqual([]);
+    const db = new Database(dbPath, { readonly: true });
+    const rows = db
+      .prepare('SELECT s.url, g.path, r.line, r.error, r.raw FROM rejects r JOIN segments g ON g.id = r.segment_id JOIN sources s ON s.id = r.source_id ORDER BY r.line')
+      .all() as { url: string; path: string; line: number; error: string; raw: string }[];
+    db.close();
+    expect(rows.map((r) => r.line)).toEqual([2, 4, 6, 15]);
+    expect(rows.map((r) => r.raw)).toEqual(bad);
+    expect(rows.every((r) => r.url === dir && r.path === 'mixed.ndjson')).toBe(true);
+    expect(rows[0]!.error).toMatch(/^at: /);
+    expect(rows[1]!.error).toMatch(/^not JSON/);
+    expect(rows[2]!.error).toMatch(/^kind: expected one of/);
+    expect(rows[3]!.error).toMatch(/^hostname: expected a fully-qualified hostname/);
+  });
+
+  it('rejects an over-long line without holding it whole, and keeps its start', async () => {
+    const dir = tempDir();
+    const huge = `{"kind":"ack","reason":"${'x'.repeat(MAX_LINE_CHARS + 10)}"}`;
+    writeFeedDir(dir, [{ path: 'long.ndjson', lines: [lines(sampleRecords(1))[0]!, huge, lines(sampleRecords(1, 1))[0]!] }]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const s = await ingest(dbPath, dir);
+    expect(s.records_total).toBe(2);
+    expect(s.rejects).toBe(1);
+    const db = new Database(dbPath, { readonly: true });
+    const r = db.prepare('SELECT line, error, length(raw) AS len, raw_truncated FROM rejects').get() as { line: number; error: string; len: number; raw_truncated: number };
+    db.close();
+    expect(r.line).toBe(2);
+    expect(r.error).toMatch(/longer than/);
+    expect(r.raw_truncated).toBe(1);
+    expect(r.len).toBe(64 * 1024);
+  });
+
+  it('refuses a segment whose bytes do not match its sha256, naming it, and ingests nothing of it', async () => {
+    const dir = tempDir();
+    const segs = writeFeedDir(dir, [
+      { path: 'ok.ndjson', lines: lines(sampleRecords(20)) },
+      { path: 'tampered.ndjson', lines: lines(sampleRecords(20, 20)) },
+      { path: 'after.ndjson', lines: lines(sampleRecords(20, 40)) },
+    ]);
+    // Same size, different bytes.
+    const file = join(dir, 'tampered.ndjson');
+    const bytes = readFileSync(file);
+    bytes[10] = bytes[10] === 0x41 ? 0x42 : 0x41;
+    writeFileSync(file, bytes);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const s = await ingest(dbPath, dir);
+    expect(s.segments).toBe(1);
+    expect(s.failed_sources).toHaveLength(1);
+    expect(s.refused_segments).toHaveLength(1);
+    expect(s.refused_segments[0]!.path).toBe('tampered.ndjson');
+    expect(s.refused_segments[0]!.error).toMatch(/tampered\.ndjson refused: sha256 [0-9a-f]{64}, feeds.json lists/);
+    expect(count(dbPath, "SELECT count(*) FROM segments WHERE path != 'ok.ndjson'")).toBe(0);
+    expect(count(dbPath, 'SELECT count(*) FROM probe_obs')).toBe(sampleRecords(20).filter((r) => r.kind === 'probe').length);
+    // The producer repairs the segment: the next run completes the source.
+    writeFeedDir(dir, [
+      { path: 'ok.ndjson', lines: lines(sampleRecords(20)) },
+      { path: 'tampered.ndjson', lines: lines(sampleRecords(20, 20)) },
+      { path: 'after.ndjson', lines: lines(sampleRecords(20, 40)) },
+    ]);
+    expect(segs[1]!.sha256).toBe(JSON.parse(readFileSync(join(dir, 'feeds.json'), 'utf8')).segments[1].sha256);
+    const again = await ingest(dbPath, dir);
+    expect(again.failed_sources).toEqual([]);
+    expect(again.segments).toBe(2);
+  });
+
+  it('refuses a segment whose size does not match, and a gzip segment that is not gzip', async () => {
+    const dir = tempDir();
+    const a = { path: 'a.ndjson', lines: lines(sampleRecords(5)) };
+    const bytes = segmentBytes(a);
+    writeFileSync(join(dir, 'a.ndjson'), bytes);
+    writeFileSync(join(dir, 'b.ndjson.gz'), Buffer.from('plain text, not gzip\n'));
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    writeIndex(dir, [{ path: 'a.ndjson', sha256: sha(bytes), bytes: bytes.length - 1 }]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const s1 = await ingest(dbPath, dir);
+    expect(s1.refused_segments[0]!.error).toMatch(/a\.ndjson refused: more than the \d+ bytes/);
+    const gz = readFileSync(join(dir, 'b.ndjson.gz'));
+    writeIndex(dir, [{ path: 'b.ndjson.gz', sha256: sha(gz), bytes: gz.length }]);
+    const s2 = await ingest(dbPath, dir);
+    expect(s2.refused_segments[0]!.error).toMatch(/b\.ndjson\.gz refused: not valid gzip/);
+    expect(count(dbPath, 'SELECT count(*) FROM segments')).toBe(0);
+  });
+
+  it('refuses a source whose already-ingested segment changed (segments are immutable)', async () => {
+    const dir = tempDir();
+    writeFeedDir(dir, [{ path: 'a.ndjson', lines: lines(sampleRecords(5)) }]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    await ingest(dbPath, dir);
+    writeFeedDir(dir, [{ path: 'a.ndjson', lines: lines(sampleRecords(6)) }]);
+    const s = await ingest(dbPath, dir);
+    expect(s.failed_sources).toHaveLength(1);
+    expect(s.failed_sources[0]!.error).toMatch(/a\.ndjson was ingested with sha256 .* immutable/);
+  });
+
+  it('reports a source without a valid feeds.json and still ingests the others', async () => {
+    const good = tempDir();
+    writeFeedDir(good, [{ path: 'a.ndjson', lines: lines(sampleRecords(5)) }]);
+    const missing = tempDir();
+    const broken = tempDir();
+    writeFileSync(join(broken, 'feeds.json'), '{"segments":[{"path":"../etc/passwd","sha256":"x","bytes":-1}]}');
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const s = await ingest(dbPath, missing, broken, good);
+    expect(s.segments).toBe(1);
+    expect(s.failed_sources.map((f) => f.url)).toEqual([missing, broken]);
+    expect(s.failed_sources[0]!.error).toMatch(/cannot read feeds\.json \(ENOENT\)/);
+    expect(s.failed_sources[1]!.error).toMatch(/segments\.0\.path: expected a relative path/);
+  });
+});
+
+describe('ingest over HTTP', () => {
+  it('retries a 503 on the first request of every file and ingests everything', async () => {
+    const dir = tempDir();
+    writeFeedDir(dir, [
+      { path: 'seg/a.ndjson', lines: lines(sampleRecords(50)) },
+      { path: 'seg/b.ndjson.gz', lines: lines(sampleRecords(50, 50)) },
+    ]);
+    const server = await startFeedServer(dir, { failFirstWith: 503 });
+    servers.push(server);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const s = await ingest(dbPath, server.url);
+    expect(s.failed_sources).toEqual([]);
+    expect(s.segments).toBe(2);
+    expect(s.records_total).toBe(100);
+    expect(Object.fromEntries(server.requests)).toEqual({ 'feeds.json': 2, 'seg/a.ndjson': 2, 'seg/b.ndjson.gz': 2 });
+    // Same data as from the directory itself.
+    const fromDir = join(tempDir(), 'db.sqlite');
+    await ingest(fromDir, dir);
+    const a = dump(dbPath);
+    const b = dump(fromDir);
+    expect(a).toEqual(b);
+  });
+
+  it('gives up on a source that stays down, exits 3, and still ingests the other sources', async () => {
+    const goodDir = tempDir();
+    writeFeedDir(goodDir, [{ path: 'a.ndjson', lines: lines(sampleRecords(30)) }]);
+    const good = await startFeedServer(goodDir);
+    const down = await startFeedServer(goodDir, { alwaysStatus: 503 });
+    servers.push(good, down);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const cfgDir = tempDir();
+    const cfg = join(cfgDir, 'publish.config.json');
+    writeFileSync(cfg, JSON.stringify({ ingest: { retries: 2, retry_base_ms: 10, timeout_ms: 2000 } }));
+    const r = await runCli(['ingest', '--config', cfg, '--db', dbPath, '--source', down.url, good.url, '--json']);
+    expect(r.code).toBe(3);
+    const summary = JSON.parse(r.stdout.trim()) as IngestSummary;
+    expect(summary.segments).toBe(1);
+    expect(summary.records_total).toBe(30);
+    expect(summary.failed_sources).toHaveLength(1);
+    expect(summary.failed_sources[0]!.url).toBe(down.url);
+    expect(summary.failed_sources[0]!.error).toMatch(/still failing after 3 attempts: .*HTTP 503/);
+    expect(down.requests.get('feeds.json')).toBe(3);
+    expect(r.stderr).toMatch(/retry 1 in/);
+    // Per-source state is kept.
+    const db = new Database(dbPath, { readonly: true });
+    const states = db.prepare('SELECT url, last_error IS NOT NULL AS failed, consecutive_failures, last_success_at IS NOT NULL AS ok FROM sources ORDER BY id').all();
+    db.close();
+    expect(states).toEqual([
+      { url: down.url, failed: 1, consecutive_failures: 1, ok: 0 },
+      { url: good.url, failed: 0, consecutive_failures: 0, ok: 1 },
+    ]);
+  });
+
+  it('resumes after a run killed in the middle of a segment: nothing partial is kept, the next run completes it', async () => {
+    const dir = tempDir();
+    const segs = writeFeedDir(dir, [
+      { path: 'first.ndjson', lines: lines(sampleRecords(500)) },
+      { path: 'big.ndjson', lines: lines(sampleRecords(20_000, 500)) },
+    ]);
+    const server = await startFeedServer(dir, { stall: { path: 'big.ndjson', bytes: Math.floor(segs[1]!.bytes / 2) } });
+    servers.push(server);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const cfg = join(tempDir(), 'publish.config.json');
+    writeFileSync(cfg, JSON.stringify({ ingest: { timeout_ms: 60_000 } }));
+    const run = startCli(['ingest', '--config', cfg, '--db', dbPath, '--source', server.url]);
+    // Wait until the stalled segment has been requested and half of it delivered and processed.
+    const deadline = Date.now() + 20_000;
+    while (!server.requests.get('big.ndjson') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 700));
+    run.child.kill('SIGKILL');
+    const killed = await run.done;
+    expect(killed.code).toBeNull();
+    expect(existsSync(dbPath)).toBe(true);
+    // Only the first segment is there; none of the half-read segment.
+    expect(count(dbPath, 'SELECT count(*) FROM segments')).toBe(1);
+    expect(count(dbPath, "SELECT count(*) FROM probe_obs WHERE segment_id != (SELECT id FROM segments WHERE path = 'first.ndjson')")).toBe(0);
+    // The feed comes back: the next run ingests the segment whole.
+    server.options.stall = undefined;
+    const s = await ingest(dbPath, server.url);
+    expect(s.segments).toBe(1);
+    expect(s.records_total).toBe(20_000);
+    const once = join(tempDir(), 'db.sqlite');
+    await ingest(once, dir);
+    const a = dump(dbPath);
+    const b = dump(once);
+    expect(a.probe_obs!.length).toBe(b.probe_obs!.length);
+    expect(a).toEqual(b);
+  });
+});
+
+describe('ingest CLI', () => {
+  it('prints one JSON summary line with records by kind, rejects, segments, bytes and seconds', async () => {
+    const dir = tempDir();
+    writeFeedDir(dir, [{ path: 'a.ndjson', lines: [...lines(sampleRecords(32)), '{"kind":"ack"}'] }]);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const r = await runCli(['ingest', '--config', join(tempDir(), 'absent-default.json'), '--db', dbPath, '--source', dir, '--json']);
+    expect(r.stderr).toMatch(/absent-default\.json/);
+    expect(r.code).toBe(2); // an explicitly named config that does not exist is a usage error
+    const ok = await runCli(['ingest', '--db', dbPath, '--source', dir, '--json'], { cwd: tempDir() });
+    expect(ok.code).toBe(0);
+    const out = ok.stdout.trim().split('\n');
+    expect(out).toHaveLength(1);
+    const s = JSON.parse(out[0]!) as IngestSummary;
+    expect(s.records).toEqual({ probe: 16, directory: 4, sml: 2, smp: 2, member: 2, curation: 2, zone: 2, ack: 2 });
+    expect(s.rejects).toBe(1);
+    expect(s.segments).toBe(1);
+    expect(s.bytes).toBeGreaterThan(1000);
+    expect(typeof s.seconds).toBe('number');
+  });
+
+  it('exits 2 on an unknown flag', async () => {
+    const r = await runCli(['ingest', '--frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown option/);
+  });
+});
