@@ -226,7 +226,7 @@ class SegmentIngester {
     this.insertSegment = db.prepare(
       'INSERT INTO segments (source_id, path, sha256, bytes, lines, records, duplicates, rejects, ingested_at) VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)',
     );
-    this.finishSegment = db.prepare('UPDATE segments SET lines = ?, records = ?, duplicates = ?, rejects = ? WHERE id = ?');
+    this.finishSegment = db.prepare('UPDATE segments SET lines = ?, records = ?, duplicates = ?, rejects = ?, min_at = ?, max_at = ? WHERE id = ?');
     this.insertReject = db.prepare('INSERT INTO rejects (source_id, segment_id, line, error, raw, raw_truncated) VALUES (?, ?, ?, ?, ?, ?)');
   }
 
@@ -235,6 +235,7 @@ class SegmentIngester {
     const counts: SegmentCounts = { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0 };
     const db = this.db;
     db.exec('BEGIN IMMEDIATE');
+    this.writer.resetSpan();
     try {
       const segmentId = Number(this.insertSegment.run(sourceId, seg.path, seg.sha256, seg.bytes, this.now()).lastInsertRowid);
       const raw = await source.openSegment(seg.path);
@@ -312,7 +313,7 @@ class SegmentIngester {
       if (counts.bytes !== expected) throw new IntegrityError(`${counts.bytes} bytes, feeds.json lists ${expected}`);
       if (digest !== seg.sha256) throw new IntegrityError(`sha256 ${digest}, feeds.json lists ${seg.sha256}`);
       const records = FEED_KINDS.reduce((n, k) => n + counts.records[k], 0);
-      this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, segmentId);
+      this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, this.writer.minAt, this.writer.maxAt, segmentId);
       db.exec('COMMIT');
       return counts;
     } catch (e) {

@@ -6,11 +6,14 @@
 // (`0208::0123456789`) or full Peppol form (`iso6523-actorid-upis::0208:0123456789`) and normalised.
 // Unknown fields are ignored, so producers can add fields without breaking older readers.
 import { z } from 'zod';
+import { isIPv6 } from './ip.js';
 import { parseParticipantId, SEAT_ID_RE, type ParticipantId } from './ids.js';
 
-const HOSTNAME_RE = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)+$/;
+const HOSTNAME_RE = /^(?=.{1,253}$)[a-zA-Z0-9_](?:[a-zA-Z0-9_-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9_](?:[a-zA-Z0-9_-]{0,61}[a-zA-Z0-9])?)+$/;
 const LOCATION_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+// Hostnames, fingerprints and addresses use one anchored regex (and `overwrite` for lower-casing):
+// feeds carry millions of them, and zod's pipe/transform machinery costs several times more per field.
 export const Timestamp = z.iso
   .datetime({ offset: true })
   .describe('ISO 8601 date-time with Z or an offset, e.g. 2026-11-22T08:15:00Z');
@@ -19,9 +22,9 @@ export const IsoDate = z.iso.date().describe('calendar date YYYY-MM-DD');
 export const Hostname = z
   .string()
   .max(253)
-  .transform((s) => s.toLowerCase())
-  .pipe(z.string().regex(HOSTNAME_RE, 'expected a fully-qualified hostname'))
-  .meta({ format: 'hostname', description: 'fully-qualified hostname (normalised to lower case)' });
+  .regex(HOSTNAME_RE, 'expected a fully-qualified hostname')
+  .overwrite((s) => s.toLowerCase())
+  .describe('fully-qualified hostname (normalised to lower case)');
 
 export const Participant = z
   .string()
@@ -41,11 +44,24 @@ export const SeatId = z.string().regex(SEAT_ID_RE, 'expected a seat id P[A-Z]{2}
 export const Role = z.enum(['SMP', 'AP']).describe('host role');
 export const ProbeResult = z.enum(['up', 'degraded', 'down']);
 
+const Fingerprint = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, 'expected a SHA-256 fingerprint (64 hex digits)')
+  .overwrite((s) => s.toLowerCase())
+  .describe('SHA-256 fingerprint, hex (normalised to lower case)');
+
+const IPV4_RE = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+export const IpAddress = z
+  .string()
+  .max(45)
+  .refine((s) => IPV4_RE.test(s) || isIPv6(s), 'expected an IPv4 or IPv6 address')
+  .describe('IPv4 or IPv6 address');
+
 const Ms = z.number().nonnegative().max(3_600_000).nullable();
 
 export const Certificate = z
   .object({
-    fingerprint: z.string().regex(/^[0-9a-fA-F]{64}$/, 'expected a SHA-256 fingerprint (64 hex digits)').transform((s) => s.toLowerCase()),
+    fingerprint: Fingerprint,
     subject: z.string().min(1).max(1024).describe('RFC 4514 subject, e.g. CN=PBE000123,O=Example BV,C=BE'),
     issuer: z.string().min(1).max(1024),
     not_before: Timestamp,
@@ -64,7 +80,7 @@ export const ProbeRecord = z
     phases: z
       .object({ dns: Ms, tcp: Ms, tls: Ms, http: Ms, total: Ms })
       .describe('phase timings in milliseconds, null where the phase was not reached'),
-    ips: z.array(z.union([z.ipv4(), z.ipv6()])).max(64).describe('addresses the hostname resolved to'),
+    ips: z.array(IpAddress).max(64).describe('addresses the hostname resolved to'),
     ptr: Hostname.nullable().describe('reverse DNS name of the first address'),
     cert: Certificate.nullable().describe('server certificate; null when TLS was not reached'),
     error: z.string().max(1024).nullable().optional().describe('probe error text, when not up'),
@@ -105,7 +121,7 @@ export const SmlRecord = z
 
 export const EndpointCert = z
   .object({
-    fingerprint: z.string().regex(/^[0-9a-fA-F]{64}$/, 'expected a SHA-256 fingerprint (64 hex digits)').transform((s) => s.toLowerCase()),
+    fingerprint: Fingerprint,
     subject: z.string().min(1).max(1024).describe('AP certificate subject; its CN carries the seat id'),
     issuer: z.string().min(1).max(1024),
   })
@@ -241,7 +257,10 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
     .join('; ');
 }
 
-/** Parses one feed line (JSON text). Never throws: a bad line yields an error message. */
+/**
+ * Parses one feed line (JSON text). Never throws: a bad line yields an error message.
+ * Records are read-only: sub-objects (certificates, endpoints) may be shared between records.
+ */
 export function parseFeedLine(line: string): ParseResult {
   let value: unknown;
   try {
@@ -259,9 +278,98 @@ export function parseFeedValue(value: unknown): ParseResult {
   if (typeof kind !== 'string' || !Object.hasOwn(FEED_SCHEMAS, kind)) {
     return { ok: false, error: `kind: expected one of ${FEED_KINDS.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}` };
   }
-  const r = FEED_SCHEMAS[kind as FeedKind].safeParse(value);
+  if (kind === 'probe') return parseProbe(value as Record<string, unknown>);
+  if (kind === 'smp') return parseSmp(value as Record<string, unknown>);
+  return finish(FEED_SCHEMAS[kind as FeedKind].safeParse(value));
+}
+
+function finish(r: { success: true; data: unknown } | { success: false; error: z.ZodError }): ParseResult {
   if (!r.success) return { ok: false, error: formatIssues(r.error.issues) };
   return { ok: true, record: r.data as FeedRecord };
+}
+
+// Memoised sub-objects. A probe fleet reports the same certificate of a host thousands of times, and
+// an SMP serves the same endpoint to thousands of participants. Equal input gives equal output, so a
+// sub-object whose exact content was validated before is taken from the memo: the record is parsed
+// with that field emptied (null / []) and the memoised output put back. The key holds every field the
+// schema reads, so the result is exactly what zod would give. Bounded: cleared when full.
+class Memo<T> {
+  private readonly map = new Map<string, T>();
+  constructor(private readonly max: number) {}
+  get(key: string | null): T | undefined {
+    return key === null ? undefined : this.map.get(key);
+  }
+  set(key: string | null, value: T): void {
+    if (key === null) return;
+    if (this.map.size >= this.max) this.map.clear();
+    this.map.set(key, value);
+  }
+}
+
+const probeCerts = new Memo<ProbeRecord['cert']>(20_000);
+const endpoints = new Memo<SmpRecord['endpoints'][number]>(50_000);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Content key of an object whose listed fields must all be strings (else null: no memo). */
+function stringsKey(o: unknown, fields: readonly string[]): string | null {
+  if (!isObject(o)) return null;
+  let key = '';
+  for (const f of fields) {
+    const v = o[f];
+    if (typeof v !== 'string') return null;
+    key += `${v}\u0000`;
+  }
+  return key;
+}
+
+const CERT_FIELDS = ['fingerprint', 'subject', 'issuer', 'not_before', 'not_after'] as const;
+const ENDPOINT_FIELDS = ['doctype', 'process', 'transport_profile', 'url'] as const;
+const ENDPOINT_CERT_FIELDS = ['fingerprint', 'subject', 'issuer'] as const;
+
+function endpointKey(e: unknown): string | null {
+  const base = stringsKey(e, ENDPOINT_FIELDS);
+  if (base === null) return null;
+  const cert = (e as Record<string, unknown>).cert;
+  if (cert === null) return `${base}-`;
+  const c = stringsKey(cert, ENDPOINT_CERT_FIELDS);
+  return c === null ? null : `${base}+${c}`;
+}
+
+function parseProbe(value: Record<string, unknown>): ParseResult {
+  const key = stringsKey(value.cert, CERT_FIELDS);
+  const hit = probeCerts.get(key);
+  const cert = value.cert;
+  if (hit !== undefined) value.cert = null;
+  const r = ProbeRecord.safeParse(value);
+  value.cert = cert; // the caller's object is left as it was
+  if (!r.success) return finish(r);
+  if (hit !== undefined) r.data.cert = hit;
+  else if (r.data.cert) probeCerts.set(key, r.data.cert);
+  return { ok: true, record: r.data };
+}
+
+function parseSmp(value: Record<string, unknown>): ParseResult {
+  const list = value.endpoints;
+  let hits: SmpRecord['endpoints'] | null = null;
+  if (Array.isArray(list) && list.length > 0 && list.length <= 2000) {
+    hits = [];
+    for (const e of list) {
+      const hit = endpoints.get(endpointKey(e));
+      if (hit === undefined) {
+        hits = null;
+        break;
+      }
+      hits.push(hit);
+    }
+  }
+  if (hits) value.endpoints = [];
+  const r = SmpRecord.safeParse(value);
+  value.endpoints = list; // the caller's object is left as it was
+  if (!r.success) return finish(r);
+  if (hits) r.data.endpoints = hits;
+  else if (Array.isArray(list)) r.data.endpoints.forEach((e, i) => endpoints.set(endpointKey(list[i]), e));
+  return { ok: true, record: r.data };
 }
 
 /** The index file of a source: `feeds.json`. */

@@ -41,6 +41,10 @@ const bool = (b: boolean): number => (b ? 1 : 0);
 export type WriteOutcome = 'inserted' | 'duplicate';
 
 export class FeedWriter {
+  /** Earliest and latest record time written since `resetSpan()` (ms), null when none. */
+  minAt: number | null = null;
+  maxAt: number | null = null;
+
   private readonly hostIds = new BoundedCache<{ id: number; role: string | null }>(50_000);
   private readonly locationIds = new BoundedCache<number>(1_000);
   private readonly networkIds = new BoundedCache<number>(50_000);
@@ -62,8 +66,7 @@ export class FeedWriter {
       netIns: p('INSERT INTO networks (key, ips, ptr) VALUES (?, ?, ?)'),
       certSel: p('SELECT id FROM certs WHERE fingerprint = ?'),
       certIns: p('INSERT INTO certs (fingerprint, subject, issuer, not_before, not_after) VALUES (?, ?, ?, ?, ?)'),
-      partSel: p('SELECT id FROM participants WHERE pid = ?'),
-      partIns: p('INSERT INTO participants (pid, scheme, value) VALUES (?, ?, ?)'),
+      partUpsert: p('INSERT INTO participants (pid, scheme, value) VALUES (?, ?, ?) ON CONFLICT (pid) DO UPDATE SET pid = pid RETURNING id').pluck(),
       epsSel: p('SELECT id FROM endpoint_sets WHERE hash = ?'),
       epsIns: p('INSERT INTO endpoint_sets (hash, endpoints) VALUES (?, ?)'),
       probe: p(
@@ -91,6 +94,17 @@ export class FeedWriter {
       ),
       ack: p('INSERT OR IGNORE INTO ack_obs (anomaly_id, at, acknowledged, reason, segment_id) VALUES (?, ?, ?, ?, ?)'),
     };
+  }
+
+  resetSpan(): void {
+    this.minAt = null;
+    this.maxAt = null;
+  }
+
+  private span(at: number): number {
+    if (this.minAt === null || at < this.minAt) this.minAt = at;
+    if (this.maxAt === null || at > this.maxAt) this.maxAt = at;
+    return at;
   }
 
   /** Forgets cached ids; call after a rollback. */
@@ -184,8 +198,7 @@ export class FeedWriter {
   private participantId(p: { id: string; scheme: string; value: string }): number {
     let id = this.participantIds.get(p.id);
     if (id === undefined) {
-      const row = this.s.partSel!.get(p.id) as { id: number } | undefined;
-      id = row ? row.id : Number(this.s.partIns!.run(p.id, p.scheme, p.value).lastInsertRowid);
+      id = this.s.partUpsert!.get(p.id, p.scheme, p.value) as number;
       this.participantIds.set(p.id, id);
     }
     return id;
@@ -219,7 +232,7 @@ export class FeedWriter {
     return this.s.probe!.run(
       this.hostId(r.hostname, r.role),
       this.locationId(r.location),
-      ms(r.at),
+      this.span(ms(r.at)),
       RESULT_CODE[r.result],
       p.dns,
       p.tcp,
@@ -237,7 +250,7 @@ export class FeedWriter {
     const c = r.card;
     return this.s.directory!.run(
       this.participantId(r.participant),
-      ms(r.at),
+      this.span(ms(r.at)),
       bool(r.present),
       c ? 1 : 0,
       c?.name ?? null,
@@ -250,7 +263,7 @@ export class FeedWriter {
   private sml(r: SmlRecord, seg: number): number {
     return this.s.sml!.run(
       this.participantId(r.participant),
-      ms(r.at),
+      this.span(ms(r.at)),
       bool(r.registered),
       r.smp ? this.hostId(r.smp, null) : null,
       r.zone ?? null,
@@ -259,14 +272,14 @@ export class FeedWriter {
   }
 
   private smp(r: SmpRecord, seg: number): number {
-    return this.s.smp!.run(this.participantId(r.participant), ms(r.at), this.hostId(r.smp, null), this.endpointSetId(r.endpoints), seg).changes;
+    return this.s.smp!.run(this.participantId(r.participant), this.span(ms(r.at)), this.hostId(r.smp, null), this.endpointSetId(r.endpoints), seg).changes;
   }
 
   private member(r: MemberRecord, seg: number): number {
     const f = r.flags;
     return this.s.member!.run(
       r.key,
-      ms(r.at),
+      this.span(ms(r.at)),
       r.trade_name,
       r.legal_name,
       r.country,
@@ -283,7 +296,7 @@ export class FeedWriter {
   }
 
   private curation(r: CurationRecord, seg: number): number {
-    return this.s.curation!.run(r.slug, ms(r.at), r.name, r.country, r.natural_key, r.notes, JSON.stringify(r.seats), r.member_key, seg).changes;
+    return this.s.curation!.run(r.slug, this.span(ms(r.at)), r.name, r.country, r.natural_key, r.notes, JSON.stringify(r.seats), r.member_key, seg).changes;
   }
 
   private zone(r: ZoneRecord, seg: number): number {
@@ -291,7 +304,7 @@ export class FeedWriter {
     return this.s.zone!.run(
       r.zone,
       this.locationId(r.location),
-      ms(r.at),
+      this.span(ms(r.at)),
       r.zone_kind,
       r.env,
       r.operator,
@@ -312,6 +325,6 @@ export class FeedWriter {
   }
 
   private ack(r: AckRecord, seg: number): number {
-    return this.s.ack!.run(r.anomaly_id, ms(r.at), bool(r.acknowledged), r.reason, seg).changes;
+    return this.s.ack!.run(r.anomaly_id, this.span(ms(r.at)), bool(r.acknowledged), r.reason, seg).changes;
   }
 }
