@@ -96,8 +96,11 @@ export async function ingestChild(dir: string, dbPath: string): Promise<void> {
   rmSync(dbPath, { force: true });
   rmSync(`${dbPath}-wal`, { force: true });
   rmSync(`${dbPath}-shm`, { force: true });
+  const elu0 = performance.eventLoopUtilization();
   const s = await runIngest({ dbPath, sources: [{ name: 'bench', url: dir }], http: { timeout_ms: 30_000, retries: 0, retry_base_ms: 100 } });
-  process.stdout.write(`${JSON.stringify({ ...s, max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);
+  const ru = process.resourceUsage();
+  const elu = performance.eventLoopUtilization(elu0);
+  process.stdout.write(`${JSON.stringify({ ...s, max_rss_mb: Math.round(ru.maxRSS / 1024), cpu_user_s: Math.round(ru.userCPUTime / 1e4) / 100, cpu_system_s: Math.round(ru.systemCPUTime / 1e4) / 100, main_thread_busy: Math.round(elu.utilization * 100) / 100 })}\n`);
 }
 
 export async function benchIngest(o: IngestBenchOptions, self: string): Promise<Record<string, unknown>> {

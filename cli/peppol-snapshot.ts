@@ -27,6 +27,7 @@ program
       dbPath: opts.db ?? config.database,
       sources: opts.source ? opts.source.map((url) => ({ name: url, url })) : config.sources,
       http: config.ingest,
+      workers: config.ingest.workers,
       progress: createProgress(),
       log: (line) => process.stderr.write(`${line}\n`),
     });

@@ -13,4 +13,4 @@ const common = {
   banner: { js: '#!/usr/bin/env node' },
 };
 
-await build({ ...common, entryPoints: { 'peppol-snapshot': 'cli/peppol-snapshot.ts', bench: 'bench/index.ts' }, outdir: 'dist', outExtension: { '.js': '.mjs' } });
+await build({ ...common, entryPoints: { 'peppol-snapshot': 'cli/peppol-snapshot.ts', bench: 'bench/index.ts', 'parse-worker': 'src/feeds/parse-worker.ts' }, outdir: 'dist', outExtension: { '.js': '.mjs' } });

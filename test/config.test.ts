@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import os from 'node:os';
+import os, { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -59,7 +59,7 @@ describe('defaults', () => {
       sources: [{ name: 'demo', url: path.join(dir, 'data/demo-feeds') }],
       database: path.join(dir, 'data/peppol.sqlite'),
       out: path.join(dir, 'out'),
-      ingest: { timeout_ms: 30000, retries: 4, retry_base_ms: 250, concurrency: 4 },
+      ingest: { timeout_ms: 30000, retries: 4, retry_base_ms: 250, workers: availableParallelism() },
       render: { base_url: 'http://127.0.0.1:8787', chunk_max_items: 1000, chunk_max_bytes: 65536, gzip: false },
       publish: {
         target: { type: 'directory', path: path.join(dir, 'publish') },
@@ -80,7 +80,7 @@ describe('defaults', () => {
 
   it('partial sections keep the defaults of the keys they leave out', () => {
     const c = parseConfig({ ingest: { retries: 0 }, edge: { rate_limit: { requests: 5 }, access: { mode: 'keyed', tiers: { network: ['/v1/hosts'] } } } }, '/srv');
-    expect(c.ingest).toEqual({ timeout_ms: 30000, retries: 0, retry_base_ms: 250, concurrency: 4 });
+    expect(c.ingest).toEqual({ timeout_ms: 30000, retries: 0, retry_base_ms: 250, workers: availableParallelism() });
     expect(c.edge.rate_limit).toEqual({ requests: 5, window_seconds: 60, keyed_multiplier: 10 });
     expect(c.edge.access).toEqual({ mode: 'keyed', tiers: { network: ['/v1/hosts'], market: DEFAULT_MARKET_TIER } });
     expect(c.configPath).toBeNull();
@@ -166,7 +166,7 @@ describe('problems', () => {
       parseConfig(
         {
           database: '',
-          ingest: { retries: 11, concurrency: 0, timeout_ms: 2.5 },
+          ingest: { retries: 11, workers: 33, timeout_ms: 2.5 },
           render: { base_url: 'ftp://example.org', chunk_max_bytes: 262144, gzip: 'yes' },
           edge: { rate_limit: { requests: 'sixty' }, cors: { allow_origin: 'https://example.org' }, access: { mode: 'closed' } },
           retention: { raw_probe_days: 0 },
@@ -180,7 +180,7 @@ describe('problems', () => {
       'database: expected a file path, got ""',
       'ingest.timeout_ms: expected an integer from 1 to 600000, got 2.5',
       'ingest.retries: expected an integer from 0 to 10, got 11',
-      'ingest.concurrency: expected an integer from 1 to 32, got 0',
+      'ingest.workers: expected an integer from 0 to 32, got 33',
       'render.base_url: expected an http(s) URL without query or fragment, got "ftp://example.org"',
       'render.chunk_max_bytes: expected an integer from 1024 to 87381, got 262144',
       'render.gzip: expected true or false, got "yes"',
@@ -199,7 +199,7 @@ describe('problems', () => {
       'zzz: unknown key (known keys: sources, database, out, ingest, render, publish, edge, retention)',
     ]);
     // Several failing checks of one value give one line.
-    expect(problems({ ingest: { concurrency: -1.5 } })).toEqual(['ingest.concurrency: expected an integer from 1 to 32, got -1.5']);
+    expect(problems({ ingest: { workers: -1.5 } })).toEqual(['ingest.workers: expected an integer from 0 to 32, got -1.5']);
     // Keys of the target depend on its type.
     expect(problems({ publish: { target: { type: 'directory', paht: 'x' } } })).toEqual([
       'publish.target.paht: unknown key (did you mean "path"?)',

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDb } from '../src/db/index.js';
 import { SCHEMA_VERSION } from '../src/db/schema.js';
-import { MAX_LINE_CHARS, runIngest, type IngestSummary } from '../src/feeds/ingest.js';
+import { MAX_LINE_BYTES, runIngest, type IngestSummary } from '../src/feeds/ingest.js';
 import { startCli, runCli } from './helpers/cli.js';
 import { lines, sampleRecords, segmentBytes, tempDir, writeFeedDir, writeIndex } from './helpers/feeds.js';
 import { startFeedServer, type FeedServer } from './helpers/http-feed-server.js';
@@ -14,6 +14,10 @@ const http = { timeout_ms: 5_000, retries: 3, retry_base_ms: 20 };
 
 function ingest(dbPath: string, ...urls: string[]): Promise<IngestSummary> {
   return runIngest({ dbPath, sources: urls.map((url, i) => ({ name: `src${i}`, url })), http });
+}
+
+function ingestWith(workers: number, dbPath: string, url: string): Promise<IngestSummary> {
+  return runIngest({ dbPath, sources: [{ name: 'src', url }], http, workers });
 }
 
 /** Every table's rows except bookkeeping clocks, in id order: two databases with equal dumps hold the same data. */
@@ -93,6 +97,28 @@ describe('ingest from a directory', () => {
     expect(count(dbPath, 'SELECT count(*) FROM hosts')).toBe(14); // 13 probed + the SMP named by sml/smp
     expect(count(dbPath, 'SELECT count(*) FROM certs')).toBe(13);
     expect(count(dbPath, "SELECT count(*) FROM participants WHERE pid NOT GLOB '0208::[0-9]*'")).toBe(0);
+  });
+
+  it('gives the same database whether lines are parsed on 0, 1 or 3 worker threads', async () => {
+    const dir = tempDir();
+    // Many chunks per segment, so dictionary entries made by one worker are used across chunks,
+    // plus bad lines and duplicates in between.
+    const records = lines(sampleRecords(12_000));
+    writeFeedDir(dir, [
+      { path: 'a.ndjson', lines: [...records.slice(0, 6000), 'garbage', ...records.slice(0, 50)] },
+      { path: 'b.ndjson.gz', lines: [...records.slice(6000), '{"kind":"probe"}'] },
+    ]);
+    const dumps = [];
+    for (const workers of [0, 1, 3]) {
+      const dbPath = join(tempDir(), 'db.sqlite');
+      const s = await ingestWith(workers, dbPath, dir);
+      expect(s.records_total).toBe(12_050);
+      expect(s.duplicates).toBe(50);
+      expect(s.rejects).toBe(2);
+      dumps.push(dump(dbPath));
+    }
+    expect(dumps[1]).toEqual(dumps[0]);
+    expect(dumps[2]).toEqual(dumps[0]);
   });
 
   it('normalises the full Peppol participant id form to the canonical id', async () => {
@@ -180,7 +206,7 @@ describe('ingest from a directory', () => {
 
   it('rejects an over-long line without holding it whole, and keeps its start', async () => {
     const dir = tempDir();
-    const huge = `{"kind":"ack","reason":"${'x'.repeat(MAX_LINE_CHARS + 10)}"}`;
+    const huge = `{"kind":"ack","reason":"${'x'.repeat(MAX_LINE_BYTES + 10)}"}`;
     writeFeedDir(dir, [{ path: 'long.ndjson', lines: [lines(sampleRecords(1))[0]!, huge, lines(sampleRecords(1, 1))[0]!] }]);
     const dbPath = join(tempDir(), 'db.sqlite');
     const s = await ingest(dbPath, dir);

@@ -5,6 +5,7 @@
 // problems at once, and a UsageError (exit code 2).
 import fs from 'node:fs';
 import path from 'node:path';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { UsageError } from '../util/errors.js';
@@ -28,7 +29,8 @@ export interface IngestConfig {
   timeout_ms: number;
   retries: number;
   retry_base_ms: number;
-  concurrency: number;
+  /** Parse worker threads; 0 parses on the ingesting thread. */
+  workers: number;
 }
 
 export interface RenderConfig {
@@ -437,7 +439,7 @@ function build(parsed: ParsedConfig, baseDir: string, configPath: string | null)
     ),
     database: path.resolve(baseDir, parsed.database),
     out: path.resolve(baseDir, parsed.out),
-    ingest: { ...parsed.ingest },
+    ingest: { ...parsed.ingest, workers: parsed.ingest.workers ?? availableParallelism() },
     render: { ...parsed.render, base_url: parsed.render.base_url.replace(/\/+$/, '') },
     publish: {
       target,

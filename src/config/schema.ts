@@ -96,7 +96,9 @@ const ingest = z
       retry_base_ms: int(0, 60_000)
         .default(250)
         .describe('First backoff delay, in milliseconds; it doubles with every retry (with +/-25% jitter).'),
-      concurrency: int(1, 32).default(4).describe('Most feed downloads in flight at once.'),
+      workers: int(0, 32)
+        .optional()
+        .describe('Parse worker threads (JSON parsing and validation); 0 parses on the main thread. Default: one per CPU core.'),
     },
     expect('an object'),
   )

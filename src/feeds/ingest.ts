@@ -12,18 +12,16 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import { openDb, type Db } from '../db/index.js';
 import { silentProgress, type Progress } from '../util/progress.js';
-import { FEED_KINDS, parseFeedLine, type FeedIndex, type FeedKind } from './schema.js';
+import { MAX_LINE_BYTES, MAX_REJECT_RAW_CHARS, rejectOf, TOO_LONG } from './chunk.js';
+import { defaultWorkers, ParserPool } from './parser-pool.js';
+import { FEED_KINDS, type FeedIndex, type FeedKind } from './schema.js';
 import { isHttpUrl, openSource, SourceError, withRetries, type FeedSource, type HttpOptions } from './source.js';
 import { FeedWriter } from './store.js';
 
-/** Longest line accepted; a longer one is rejected (and only its first bytes are kept). */
-export const MAX_LINE_CHARS = 1 << 20;
-/** How much of a rejected line's raw text is stored. */
-export const MAX_REJECT_RAW_CHARS = 64 * 1024;
+export { MAX_LINE_BYTES, MAX_REJECT_RAW_CHARS } from './chunk.js';
 
 export interface IngestOptions {
   dbPath: string;
@@ -31,6 +29,8 @@ export interface IngestOptions {
   http: HttpOptions;
   progress?: Progress;
   log?: (line: string) => void;
+  /** Parse worker threads (default: one per CPU core); 0 parses on this thread. */
+  workers?: number;
   /** Injected clock for `ingested_at` (tests). */
   now?: () => number;
 }
@@ -74,6 +74,10 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
   const log = opts.log ?? (() => {});
   const now = opts.now ?? Date.now;
   const db = openDb(opts.dbPath);
+  // A segment is one large transaction. With the default threshold (1,000 pages) every commit would be
+  // followed by a checkpoint; checkpointing every 256 MiB of WAL instead copies a page that several
+  // segments touch once, and the WAL is truncated when the run ends.
+  db.pragma('wal_autocheckpoint = 65536');
   const summary: IngestSummary = {
     sources: opts.sources.length,
     segments: 0,
@@ -88,7 +92,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     failed_sources: [],
     refused_segments: [],
   };
-  const ingester = new SegmentIngester(db, now);
+  const ingester = new SegmentIngester(db, now, opts.workers ?? defaultWorkers(64));
   try {
     for (const src of opts.sources) {
       const url = isHttpUrl(src.url) ? src.url : resolve(src.url);
@@ -117,6 +121,8 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     }
   } finally {
     progress.done();
+    await ingester.close();
+    db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
   }
   summary.records_total = FEED_KINDS.reduce((n, k) => n + summary.records[k], 0);
@@ -212,8 +218,12 @@ async function ingestSource(
   return null;
 }
 
+/** Bytes handed to a parse worker at a time: whole lines, about this many. */
+const CHUNK_BYTES = 512 * 1024;
+
 class SegmentIngester {
   private readonly writer: FeedWriter;
+  private pool: ParserPool;
   private readonly insertSegment;
   private readonly finishSegment;
   private readonly insertReject;
@@ -221,8 +231,10 @@ class SegmentIngester {
   constructor(
     private readonly db: Db,
     private readonly now: () => number,
+    private readonly workers: number,
   ) {
     this.writer = new FeedWriter(db);
+    this.pool = new ParserPool(workers);
     this.insertSegment = db.prepare(
       'INSERT INTO segments (source_id, path, sha256, bytes, lines, records, duplicates, rejects, ingested_at) VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)',
     );
@@ -230,14 +242,44 @@ class SegmentIngester {
     this.insertReject = db.prepare('INSERT INTO rejects (source_id, segment_id, line, error, raw, raw_truncated) VALUES (?, ?, ?, ?, ?, ?)');
   }
 
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
   /** One attempt at one segment, all in one transaction. */
   async ingest(source: FeedSource, sourceId: number, seg: FeedIndex['segments'][number], onProgress: (c: SegmentCounts) => void): Promise<SegmentCounts> {
     const counts: SegmentCounts = { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0 };
-    const db = this.db;
+    const { db, writer, pool } = this;
     db.exec('BEGIN IMMEDIATE');
-    this.writer.resetSpan();
+    writer.resetSpan();
+    // Results are applied in order as they arrive. After a failure, later results only update the
+    // dictionaries (so they stay in step with the workers) and are otherwise dropped.
+    let segmentId = 0;
+    let stopped = false;
+    let applyError: unknown = null;
+    let lastProgress = 0;
+    pool.onResult((res, encoder) => {
+      writer.register(encoder, res.dict);
+      if (stopped || applyError !== null) return;
+      try {
+        for (const row of res.rows) {
+          counts.records[writer.write(row, encoder, segmentId)]++;
+        }
+        for (const [index, error, raw, cut] of res.rejects) {
+          counts.rejects++;
+          this.insertReject.run(sourceId, segmentId, counts.lines + index + 1, error, raw, cut);
+        }
+      } catch (e) {
+        applyError = e;
+      }
+      counts.lines += res.lines;
+      if (counts.lines - lastProgress >= 50_000) {
+        lastProgress = counts.lines;
+        onProgress(counts);
+      }
+    });
     try {
-      const segmentId = Number(this.insertSegment.run(sourceId, seg.path, seg.sha256, seg.bytes, this.now()).lastInsertRowid);
+      segmentId = Number(this.insertSegment.run(sourceId, seg.path, seg.sha256, seg.bytes, this.now()).lastInsertRowid);
       const raw = await source.openSegment(seg.path);
       const hash = createHash('sha256');
       const expected = seg.bytes;
@@ -249,56 +291,62 @@ class SegmentIngester {
           yield chunk;
         }
       };
-      const reject = (line: number, error: string, text: string) => {
-        counts.rejects++;
-        const truncated = text.length > MAX_REJECT_RAW_CHARS;
-        this.insertReject.run(sourceId, segmentId, line, error, truncated ? text.slice(0, MAX_REJECT_RAW_CHARS) : text, truncated ? 1 : 0);
-      };
-      const handleLine = (text: string, line: number) => {
-        if (text.length === 0 || text.trim().length === 0) return; // blank lines carry nothing
-        const r = parseFeedLine(text);
-        if (!r.ok) return reject(line, r.error, text);
-        counts.records[r.record.kind]++;
-        if (this.writer.write(r.record, segmentId) === 'duplicate') counts.duplicates++;
-      };
       const consume = async (src: AsyncIterable<Buffer>) => {
-        const decoder = new StringDecoder('utf8');
-        let rest = '';
-        let skipping = false; // inside an over-long line, discarding until its end
-        let lastProgress = 0;
-        const feed = (text: string) => {
-          let start = 0;
-          for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-            counts.lines++;
-            if (skipping) skipping = false;
-            else {
-              const line = rest + text.slice(start, nl);
-              if (line.length > MAX_LINE_CHARS) reject(counts.lines, `line longer than ${MAX_LINE_CHARS} characters`, line);
-              else handleLine(stripCr(line), counts.lines);
-            }
-            rest = '';
-            start = nl + 1;
+        // Bytes are handed on as they are (the workers decode them): whole lines, about CHUNK_BYTES at
+        // a time, copied once into a buffer of their own that is transferred, not copied again.
+        let parts: Buffer[] = []; // bytes not yet handed on
+        let size = 0;
+        let whole = 0; // of which whole lines (up to and including the last '\n')
+        let skipping = false; // inside an over-long line (already rejected), discarding until its end
+        const handOn = async (n: number) => {
+          const out = Buffer.allocUnsafeSlow(n);
+          let at = 0;
+          const rest: Buffer[] = [];
+          for (const p of parts) {
+            const take = Math.min(p.length, n - at);
+            if (take > 0) p.copy(out, at, 0, take);
+            at += take;
+            if (take < p.length) rest.push(p.subarray(take));
           }
-          if (skipping) return;
-          rest += text.slice(start);
-          if (rest.length > MAX_LINE_CHARS) {
-            reject(counts.lines + 1, `line longer than ${MAX_LINE_CHARS} characters`, rest);
-            rest = '';
-            skipping = true;
-          }
+          parts = rest;
+          size -= n;
+          whole = 0;
+          await pool.submit(out);
         };
         for await (const chunk of src) {
-          feed(decoder.write(chunk));
-          if (counts.lines - lastProgress >= 50_000) {
-            lastProgress = counts.lines;
-            onProgress(counts);
+          let c = chunk;
+          if (skipping) {
+            const nl = c.indexOf(10);
+            if (nl < 0) continue;
+            c = c.subarray(nl + 1);
+            skipping = false;
           }
+          parts.push(c);
+          size += c.length;
+          const nl = c.lastIndexOf(10);
+          if (nl >= 0) whole = size - c.length + nl + 1;
+          if (size - whole > MAX_LINE_BYTES) {
+            // The line being read is already too long: reject it now, keep only its start.
+            if (whole > 0) await handOn(whole);
+            const start = Buffer.concat(parts).subarray(0, MAX_REJECT_RAW_CHARS * 4).toString('utf8');
+            pool.submitResult({ lines: 1, rows: [], dict: [], rejects: [rejectOf(0, TOO_LONG, start)] });
+            parts = [];
+            size = 0;
+            skipping = true;
+          } else if (whole >= CHUNK_BYTES) {
+            await handOn(whole);
+          }
+          if (applyError !== null) throw applyError;
         }
-        feed(decoder.end());
-        if (rest.length > 0 || skipping) {
-          counts.lines++;
-          if (!skipping) handleLine(stripCr(rest), counts.lines);
+        if (!skipping && size > 0) {
+          if (parts[parts.length - 1]![parts[parts.length - 1]!.length - 1] !== 10) {
+            parts.push(Buffer.from('\n'));
+            size++;
+          }
+          await handOn(size);
         }
+        await pool.drain();
+        if (applyError !== null) throw applyError;
       };
       try {
         if (seg.path.endsWith('.gz')) await pipeline(raw, tap, createGunzip(), consume);
@@ -312,19 +360,25 @@ class SegmentIngester {
       const digest = hash.digest('hex');
       if (counts.bytes !== expected) throw new IntegrityError(`${counts.bytes} bytes, feeds.json lists ${expected}`);
       if (digest !== seg.sha256) throw new IntegrityError(`sha256 ${digest}, feeds.json lists ${seg.sha256}`);
+      writer.flush();
+      counts.duplicates = writer.duplicates;
       const records = FEED_KINDS.reduce((n, k) => n + counts.records[k], 0);
-      this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, this.writer.minAt, this.writer.maxAt, segmentId);
+      this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, writer.minAt, writer.maxAt, segmentId);
       db.exec('COMMIT');
       return counts;
     } catch (e) {
+      stopped = true;
+      // Let chunks still in the workers come back, so the dictionaries stay in step.
+      await pool.drain().catch(() => {});
       if (db.inTransaction) db.exec('ROLLBACK');
-      this.writer.reset();
+      writer.rolledBack();
+      if (pool.failure) {
+        // A worker died: its dictionary is gone. Start over with fresh workers.
+        await pool.close();
+        this.pool = new ParserPool(this.workers);
+        writer.forgetEncoders();
+      }
       throw e;
     }
   }
 }
-
-function stripCr(s: string): string {
-  return s.endsWith('\r') ? s.slice(0, -1) : s;
-}
-

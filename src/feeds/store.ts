@@ -1,21 +1,12 @@
-// Writes validated feed records into the raw observation tables. Dimension ids (hosts, locations,
-// networks, certs, participants, endpoint sets) are resolved through bounded caches, so memory stays
-// flat however many records or participants pass through. The caller owns the transaction; after a
-// rollback it must call `reset()`, since cached ids may name rows that no longer exist.
-import { createHash } from 'node:crypto';
+// Writes rows (see rows.ts) into the raw observation tables. Dictionary entries from each encoder are
+// resolved to database ids on first use and cached; participants go through a bounded cache, so
+// memory stays flat however many records or participants pass through. The caller owns the
+// transaction; after a rollback it must call `rolledBack()`, since cached ids may name rows that no
+// longer exist (the dictionary payloads themselves stay valid).
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/index.js';
-import type {
-  AckRecord,
-  CurationRecord,
-  DirectoryRecord,
-  FeedRecord,
-  MemberRecord,
-  ProbeRecord,
-  SmlRecord,
-  SmpRecord,
-  ZoneRecord,
-} from './schema.js';
+import { D_CERT, D_ENDPOINTS, D_HOST, D_LOCATION, D_NETWORK, D_RESET, DIM_TYPES, type DictEntry, type Row } from './rows.js';
+import type { FeedKind } from './schema.js';
 
 /** A Map that forgets everything when it reaches its bound: simple, and flat in memory. */
 class BoundedCache<V> {
@@ -33,42 +24,38 @@ class BoundedCache<V> {
   }
 }
 
-const RESULT_CODE = { up: 0, degraded: 1, down: 2 } as const;
+/** The dictionary of one encoder: payloads by local id, and their database ids once resolved. */
+class EncoderDims {
+  readonly payloads: DictEntry[][] = Array.from({ length: DIM_TYPES }, () => []);
+  readonly dbIds: number[][] = Array.from({ length: DIM_TYPES }, () => []);
+}
 
-const ms = (iso: string): number => Date.parse(iso);
-const bool = (b: boolean): number => (b ? 1 : 0);
-
-export type WriteOutcome = 'inserted' | 'duplicate';
+const KINDS: FeedKind[] = ['probe', 'directory', 'sml', 'smp', 'member', 'curation', 'zone', 'ack'];
 
 export class FeedWriter {
   /** Earliest and latest record time written since `resetSpan()` (ms), null when none. */
   minAt: number | null = null;
   maxAt: number | null = null;
 
-  private readonly hostIds = new BoundedCache<{ id: number; role: string | null }>(50_000);
-  private readonly locationIds = new BoundedCache<number>(1_000);
-  private readonly networkIds = new BoundedCache<number>(50_000);
-  private readonly certIds = new BoundedCache<number>(50_000);
-  private readonly participantIds = new BoundedCache<number>(500_000);
-  private readonly endpointSetIds = new BoundedCache<number>(100_000);
-
+  private readonly encoders = new Map<number, EncoderDims>();
+  private readonly hostRoles = new Map<number, string | null>();
+  private readonly participantIds = new BoundedCache<number>(1_000_000);
   private readonly s: Record<string, Statement>;
 
-  constructor(private readonly db: Db) {
+  constructor(db: Db) {
     const p = (sql: string) => db.prepare(sql);
     this.s = {
-      hostSel: p('SELECT id, role FROM hosts WHERE hostname = ?'),
-      hostIns: p('INSERT INTO hosts (hostname, role) VALUES (?, ?)'),
+      host: p('INSERT INTO hosts (hostname) VALUES (?) ON CONFLICT (hostname) DO UPDATE SET hostname = hostname RETURNING id, role'),
       hostRole: p('UPDATE hosts SET role = ? WHERE id = ?'),
-      locSel: p('SELECT id FROM locations WHERE name = ?'),
-      locIns: p('INSERT INTO locations (name) VALUES (?)'),
-      netSel: p('SELECT id FROM networks WHERE key = ?'),
-      netIns: p('INSERT INTO networks (key, ips, ptr) VALUES (?, ?, ?)'),
-      certSel: p('SELECT id FROM certs WHERE fingerprint = ?'),
-      certIns: p('INSERT INTO certs (fingerprint, subject, issuer, not_before, not_after) VALUES (?, ?, ?, ?, ?)'),
-      partUpsert: p('INSERT INTO participants (pid, scheme, value) VALUES (?, ?, ?) ON CONFLICT (pid) DO UPDATE SET pid = pid RETURNING id').pluck(),
-      epsSel: p('SELECT id FROM endpoint_sets WHERE hash = ?'),
-      epsIns: p('INSERT INTO endpoint_sets (hash, endpoints) VALUES (?, ?)'),
+      location: p('INSERT INTO locations (name) VALUES (?) ON CONFLICT (name) DO UPDATE SET name = name RETURNING id').pluck(),
+      network: p('INSERT INTO networks (key, ips, ptr) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET key = key RETURNING id').pluck(),
+      cert: p(
+        `INSERT INTO certs (fingerprint, subject, issuer, not_before, not_after) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (fingerprint) DO UPDATE SET fingerprint = fingerprint RETURNING id`,
+      ).pluck(),
+      endpoints: p('INSERT INTO endpoint_sets (hash, endpoints) VALUES (?, ?) ON CONFLICT (hash) DO UPDATE SET hash = hash RETURNING id').pluck(),
+      participantSel: p('SELECT id FROM participants WHERE pid = ?').pluck(),
+      participantIns: p('INSERT INTO participants (pid, scheme, value) VALUES (?, ?, ?)'),
       probe: p(
         `INSERT OR IGNORE INTO probe_obs (host_id, location_id, at, result, dns, tcp, tls, http, total, network_id, cert_id, error, segment_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -80,251 +67,206 @@ export class FeedWriter {
       sml: p('INSERT OR IGNORE INTO sml_obs (participant_id, at, registered, smp_host_id, zone, segment_id) VALUES (?, ?, ?, ?, ?, ?)'),
       smp: p('INSERT OR IGNORE INTO smp_obs (participant_id, at, smp_host_id, endpoint_set_id, segment_id) VALUES (?, ?, ?, ?, ?)'),
       member: p(
-        `INSERT OR IGNORE INTO member_obs (key, at, trade_name, legal_name, country, url, peppol_authority, ap, smp, end_user, observer, hostnames, active, segment_id)
+        `INSERT OR IGNORE INTO member_obs (at, key, trade_name, legal_name, country, url, peppol_authority, ap, smp, end_user, observer, hostnames, active, segment_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       curation: p(
-        `INSERT OR IGNORE INTO curation_obs (slug, at, name, country, natural_key, notes, seats, member_key, segment_id)
+        `INSERT OR IGNORE INTO curation_obs (at, slug, name, country, natural_key, notes, seats, member_key, segment_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       zone: p(
-        `INSERT OR IGNORE INTO zone_obs (zone, location_id, at, zone_kind, env, operator, existing_ok, existing_total, nonexistent_ok,
+        `INSERT OR IGNORE INTO zone_obs (at, zone, location_id, zone_kind, env, operator, existing_ok, existing_total, nonexistent_ok,
            nonexistent_total, critical_nxdomain, soa_serial, ns, dname_target, mgmt_host, mgmt_tls_ok, mgmt_tls_not_after, mgmt_tls_issuer, segment_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      ack: p('INSERT OR IGNORE INTO ack_obs (anomaly_id, at, acknowledged, reason, segment_id) VALUES (?, ?, ?, ?, ?)'),
+      ack: p('INSERT OR IGNORE INTO ack_obs (at, anomaly_id, acknowledged, reason, segment_id) VALUES (?, ?, ?, ?, ?)'),
     };
   }
 
+  /** Starts counting a new segment: time span and duplicates. */
   resetSpan(): void {
     this.minAt = null;
     this.maxAt = null;
+    this.duplicates = 0;
   }
 
-  private span(at: number): number {
+  /** Observations already stored (same key), counted as rows are written. */
+  duplicates = 0;
+
+  // The high-volume observations are buffered and written sorted by their table's key: probes by
+  // (host, location, time), participant observations by participant. Inserts then sweep the B-trees
+  // in key order instead of landing on a different page each time, which is several times faster;
+  // participants are resolved in id order for the same reason. The sorts are stable, so among equal
+  // keys the first row still wins (INSERT OR IGNORE).
+  private probes: { host: number; loc: number; at: number; args: unknown[] }[] = [];
+  private observations: { stmt: Statement; pid: string; scheme: string; value: string; at: number; id: number; args: unknown[] }[] = [];
+  private static readonly BUFFER_ROWS = 50_000;
+
+  private full(): void {
+    if (this.probes.length + this.observations.length >= FeedWriter.BUFFER_ROWS) this.flush();
+  }
+
+  /** Writes buffered rows; call before reading the tables or committing. */
+  flush(): void {
+    const probes = this.probes;
+    this.probes = [];
+    probes.sort((a, b) => a.host - b.host || a.loc - b.loc || a.at - b.at);
+    const probe = this.s.probe!;
+    for (const r of probes) if (probe.run(...r.args).changes === 0) this.duplicates++;
+
+    const obs = this.observations;
+    this.observations = [];
+    obs.sort((a, b) => (a.pid < b.pid ? -1 : a.pid > b.pid ? 1 : a.at - b.at));
+    let last = '';
+    let lastId = 0;
+    for (const o of obs) {
+      if (o.pid !== last) {
+        last = o.pid;
+        lastId = this.participant(o.pid, o.scheme, o.value);
+      }
+      o.id = lastId;
+      o.args[0] = lastId;
+    }
+    obs.sort((a, b) => a.id - b.id || a.at - b.at);
+    for (const o of obs) if (o.stmt.run(...o.args).changes === 0) this.duplicates++;
+  }
+
+  /** Forgets cached database ids and buffered rows; call after a rollback. */
+  rolledBack(): void {
+    this.probes = [];
+    this.observations = [];
+    for (const e of this.encoders.values()) for (const ids of e.dbIds) ids.length = 0;
+    this.hostRoles.clear();
+    this.participantIds.clear();
+  }
+
+  /** Forgets every encoder's dictionary (its workers were replaced). */
+  forgetEncoders(): void {
+    this.encoders.clear();
+  }
+
+  /** Records the dictionary entries an encoder emitted (in emission order). */
+  register(encoder: number, entries: DictEntry[]): void {
+    let e = this.encoders.get(encoder);
+    if (!e) this.encoders.set(encoder, (e = new EncoderDims()));
+    for (const entry of entries) {
+      const type = entry[0] as number;
+      if (type === D_RESET) {
+        for (let t = 0; t < DIM_TYPES; t++) {
+          e.payloads[t]!.length = 0;
+          e.dbIds[t]!.length = 0;
+        }
+        continue;
+      }
+      e.payloads[type]![entry[1] as number] = entry;
+    }
+  }
+
+  private dim(encoder: number, type: number, local: number): number {
+    const e = this.encoders.get(encoder)!;
+    const cached = e.dbIds[type]![local];
+    if (cached !== undefined) return cached;
+    const entry = e.payloads[type]![local];
+    if (!entry) throw new Error(`internal: dictionary entry ${type}/${local} of encoder ${encoder} is unknown`);
+    let id: number;
+    switch (type) {
+      case D_HOST: {
+        const row = this.s.host!.get(entry[2]) as { id: number; role: string | null };
+        id = row.id;
+        this.hostRoles.set(id, row.role);
+        break;
+      }
+      case D_LOCATION:
+        id = this.s.location!.get(entry[2]) as number;
+        break;
+      case D_NETWORK:
+        id = this.s.network!.get(`${entry[2]}|${entry[3] ?? ''}`, entry[2], entry[3]) as number;
+        break;
+      case D_CERT:
+        id = this.s.cert!.get(entry[2], entry[3], entry[4], entry[5], entry[6]) as number;
+        break;
+      case D_ENDPOINTS:
+        id = this.s.endpoints!.get(entry[2], entry[3]) as number;
+        break;
+      default:
+        throw new Error(`internal: unknown dictionary type ${type}`);
+    }
+    e.dbIds[type]![local] = id;
+    return id;
+  }
+
+  private host(encoder: number, local: number, role: string | null): number {
+    const id = this.dim(encoder, D_HOST, local);
+    // The role comes from probes (which know what they checked); a later probe may correct it.
+    if (role !== null && this.hostRoles.get(id) !== role) {
+      this.s.hostRole!.run(role, id);
+      this.hostRoles.set(id, role);
+    }
+    return id;
+  }
+
+  private participant(pid: string, scheme: string, value: string): number {
+    let id = this.participantIds.get(pid);
+    if (id === undefined) {
+      id = (this.s.participantSel!.get(pid) as number | undefined) ?? Number(this.s.participantIns!.run(pid, scheme, value).lastInsertRowid);
+      this.participantIds.set(pid, id);
+    }
+    return id;
+  }
+
+  /** Buffers a participant observation; args[0] becomes the participant id at flush. */
+  private observe(stmt: Statement, r: Row, at: number, args: unknown[]): void {
+    this.observations.push({ stmt, pid: r[2] as string, scheme: r[3] as string, value: r[4] as string, at, id: 0, args });
+    this.full();
+  }
+
+  /** Writes one row (the high-volume kinds later, sorted: see `flush`); returns its kind. */
+  write(r: Row, encoder: number, seg: number): FeedKind {
+    const kind = r[0] as number;
+    const at = r[1] as number;
     if (this.minAt === null || at < this.minAt) this.minAt = at;
     if (this.maxAt === null || at > this.maxAt) this.maxAt = at;
-    return at;
-  }
-
-  /** Forgets cached ids; call after a rollback. */
-  reset(): void {
-    this.hostIds.clear();
-    this.locationIds.clear();
-    this.networkIds.clear();
-    this.certIds.clear();
-    this.participantIds.clear();
-    this.endpointSetIds.clear();
-  }
-
-  write(r: FeedRecord, segmentId: number): WriteOutcome {
-    let changes: number;
-    switch (r.kind) {
-      case 'probe':
-        changes = this.probe(r, segmentId);
+    const s = this.s;
+    let changes = 1;
+    switch (kind) {
+      case 0: {
+        // probe: [0, at, host, role, location, result, dns, tcp, tls, http, total, network, cert, error]
+        const host = this.host(encoder, r[2] as number, r[3] as string);
+        const loc = this.dim(encoder, D_LOCATION, r[4] as number);
+        const net = this.dim(encoder, D_NETWORK, r[11] as number);
+        const cert = (r[12] as number) < 0 ? null : this.dim(encoder, D_CERT, r[12] as number);
+        this.probes.push({ host, loc, at, args: [host, loc, at, r[5], r[6], r[7], r[8], r[9], r[10], net, cert, r[13], seg] });
+        this.full();
+        return 'probe';
+      }
+      case 1: // directory: [1, at, pid, scheme, value, present, has_card, name, country, registration_date]
+        this.observe(s.directory!, r, at, [0, at, r[5], r[6], r[7], r[8], r[9], seg]);
+        return 'directory';
+      case 2: {
+        // sml: [2, at, pid, scheme, value, registered, smp host | -1, zone]
+        const smp = (r[6] as number) < 0 ? null : this.host(encoder, r[6] as number, null);
+        this.observe(s.sml!, r, at, [0, at, r[5], smp, r[7], seg]);
+        return 'sml';
+      }
+      case 3: // smp: [3, at, pid, scheme, value, smp host, endpoint set]
+        this.observe(s.smp!, r, at, [0, at, this.host(encoder, r[5] as number, null), this.dim(encoder, D_ENDPOINTS, r[6] as number), seg]);
+        return 'smp';
+      case 4: // member
+        changes = s.member!.run(...r.slice(1), seg).changes;
         break;
-      case 'directory':
-        changes = this.directory(r, segmentId);
+      case 5: // curation
+        changes = s.curation!.run(...r.slice(1), seg).changes;
         break;
-      case 'sml':
-        changes = this.sml(r, segmentId);
+      case 6: // zone: [6, at, zone, location, ...]
+        changes = s.zone!.run(at, r[2], this.dim(encoder, D_LOCATION, r[3] as number), ...r.slice(4), seg).changes;
         break;
-      case 'smp':
-        changes = this.smp(r, segmentId);
+      case 7: // ack
+        changes = s.ack!.run(...r.slice(1), seg).changes;
         break;
-      case 'member':
-        changes = this.member(r, segmentId);
-        break;
-      case 'curation':
-        changes = this.curation(r, segmentId);
-        break;
-      case 'zone':
-        changes = this.zone(r, segmentId);
-        break;
-      case 'ack':
-        changes = this.ack(r, segmentId);
-        break;
+      default:
+        throw new Error(`internal: unknown row kind ${kind}`);
     }
-    return changes > 0 ? 'inserted' : 'duplicate';
-  }
-
-  private hostId(hostname: string, role: 'SMP' | 'AP' | null): number {
-    let h = this.hostIds.get(hostname);
-    if (!h) {
-      const row = this.s.hostSel!.get(hostname) as { id: number; role: string | null } | undefined;
-      h = row ?? { id: Number(this.s.hostIns!.run(hostname, role).lastInsertRowid), role };
-      this.hostIds.set(hostname, h);
-    }
-    // The role comes from probes (which know what they checked); a later probe may correct it.
-    if (role !== null && h.role !== role) {
-      this.s.hostRole!.run(role, h.id);
-      h.role = role;
-    }
-    return h.id;
-  }
-
-  private locationId(name: string): number {
-    let id = this.locationIds.get(name);
-    if (id === undefined) {
-      const row = this.s.locSel!.get(name) as { id: number } | undefined;
-      id = row ? row.id : Number(this.s.locIns!.run(name).lastInsertRowid);
-      this.locationIds.set(name, id);
-    }
-    return id;
-  }
-
-  private networkId(ips: string[], ptr: string | null): number {
-    const ipsJson = JSON.stringify(ips);
-    const key = `${ipsJson}|${ptr ?? ''}`;
-    let id = this.networkIds.get(key);
-    if (id === undefined) {
-      const row = this.s.netSel!.get(key) as { id: number } | undefined;
-      id = row ? row.id : Number(this.s.netIns!.run(key, ipsJson, ptr).lastInsertRowid);
-      this.networkIds.set(key, id);
-    }
-    return id;
-  }
-
-  private certId(c: NonNullable<ProbeRecord['cert']>): number {
-    let id = this.certIds.get(c.fingerprint);
-    if (id === undefined) {
-      const row = this.s.certSel!.get(c.fingerprint) as { id: number } | undefined;
-      id = row ? row.id : Number(this.s.certIns!.run(c.fingerprint, c.subject, c.issuer, ms(c.not_before), ms(c.not_after)).lastInsertRowid);
-      this.certIds.set(c.fingerprint, id);
-    }
-    return id;
-  }
-
-  private participantId(p: { id: string; scheme: string; value: string }): number {
-    let id = this.participantIds.get(p.id);
-    if (id === undefined) {
-      id = this.s.partUpsert!.get(p.id, p.scheme, p.value) as number;
-      this.participantIds.set(p.id, id);
-    }
-    return id;
-  }
-
-  private endpointSetId(endpoints: SmpRecord['endpoints']): number {
-    // Canonical form: fixed key order, sorted, so equal lists share one row whatever the feed order.
-    const canon = endpoints
-      .map((e) => ({
-        doctype: e.doctype,
-        process: e.process,
-        transport_profile: e.transport_profile,
-        url: e.url,
-        cert: e.cert ? { fingerprint: e.cert.fingerprint, subject: e.cert.subject, issuer: e.cert.issuer } : null,
-      }))
-      .map((e) => JSON.stringify(e))
-      .sort();
-    const json = `[${canon.join(',')}]`;
-    let id = this.endpointSetIds.get(json);
-    if (id === undefined) {
-      const hash = createHash('sha256').update(json).digest('hex');
-      const row = this.s.epsSel!.get(hash) as { id: number } | undefined;
-      id = row ? row.id : Number(this.s.epsIns!.run(hash, json).lastInsertRowid);
-      this.endpointSetIds.set(json, id);
-    }
-    return id;
-  }
-
-  private probe(r: ProbeRecord, seg: number): number {
-    const p = r.phases;
-    return this.s.probe!.run(
-      this.hostId(r.hostname, r.role),
-      this.locationId(r.location),
-      this.span(ms(r.at)),
-      RESULT_CODE[r.result],
-      p.dns,
-      p.tcp,
-      p.tls,
-      p.http,
-      p.total,
-      this.networkId(r.ips, r.ptr),
-      r.cert ? this.certId(r.cert) : null,
-      r.error ?? null,
-      seg,
-    ).changes;
-  }
-
-  private directory(r: DirectoryRecord, seg: number): number {
-    const c = r.card;
-    return this.s.directory!.run(
-      this.participantId(r.participant),
-      this.span(ms(r.at)),
-      bool(r.present),
-      c ? 1 : 0,
-      c?.name ?? null,
-      c?.countryCode ?? null,
-      c?.registrationDate ?? null,
-      seg,
-    ).changes;
-  }
-
-  private sml(r: SmlRecord, seg: number): number {
-    return this.s.sml!.run(
-      this.participantId(r.participant),
-      this.span(ms(r.at)),
-      bool(r.registered),
-      r.smp ? this.hostId(r.smp, null) : null,
-      r.zone ?? null,
-      seg,
-    ).changes;
-  }
-
-  private smp(r: SmpRecord, seg: number): number {
-    return this.s.smp!.run(this.participantId(r.participant), this.span(ms(r.at)), this.hostId(r.smp, null), this.endpointSetId(r.endpoints), seg).changes;
-  }
-
-  private member(r: MemberRecord, seg: number): number {
-    const f = r.flags;
-    return this.s.member!.run(
-      r.key,
-      this.span(ms(r.at)),
-      r.trade_name,
-      r.legal_name,
-      r.country,
-      r.url,
-      bool(f.peppol_authority),
-      bool(f.ap),
-      bool(f.smp),
-      bool(f.end_user),
-      bool(f.observer),
-      JSON.stringify(r.hostnames),
-      bool(r.active),
-      seg,
-    ).changes;
-  }
-
-  private curation(r: CurationRecord, seg: number): number {
-    return this.s.curation!.run(r.slug, this.span(ms(r.at)), r.name, r.country, r.natural_key, r.notes, JSON.stringify(r.seats), r.member_key, seg).changes;
-  }
-
-  private zone(r: ZoneRecord, seg: number): number {
-    const m = r.management;
-    return this.s.zone!.run(
-      r.zone,
-      this.locationId(r.location),
-      this.span(ms(r.at)),
-      r.zone_kind,
-      r.env,
-      r.operator,
-      r.existing_ok,
-      r.existing_total,
-      r.nonexistent_ok,
-      r.nonexistent_total,
-      bool(r.critical_nxdomain),
-      r.soa_serial,
-      JSON.stringify(r.ns),
-      r.dname_target,
-      m?.host ?? null,
-      m && m.tls_ok !== null ? bool(m.tls_ok) : null,
-      m?.tls_not_after ? ms(m.tls_not_after) : null,
-      m?.tls_issuer ?? null,
-      seg,
-    ).changes;
-  }
-
-  private ack(r: AckRecord, seg: number): number {
-    return this.s.ack!.run(r.anomaly_id, this.span(ms(r.at)), bool(r.acknowledged), r.reason, seg).changes;
+    if (changes === 0) this.duplicates++;
+    return KINDS[kind]!;
   }
 }
