@@ -1,6 +1,6 @@
 // Parsing of a chunk of feed bytes (whole lines) into rows and rejects. Runs in the parse workers, or
 // in the ingesting thread itself when there are none; either way the result is the same.
-import { type DictEntry, type Row, RowEncoder } from './rows.js';
+import { type DictEntry, type RowBatch, RowEncoder } from './rows.js';
 import { parseFeedLine } from './schema.js';
 
 /** Longest line accepted, in bytes; a longer one is rejected (and only its start is kept). */
@@ -16,7 +16,7 @@ export type Reject = [number, string, string, number];
 export interface ChunkResult {
   /** Lines in the chunk (every line ends with '\n'). */
   lines: number;
-  rows: Row[];
+  batch: RowBatch;
   dict: DictEntry[];
   rejects: Reject[];
 }
@@ -31,10 +31,14 @@ function tooLong(line: string): boolean {
   return line.length > MAX_LINE_BYTES || (line.length > MAX_LINE_BYTES / 3 && Buffer.byteLength(line) > MAX_LINE_BYTES);
 }
 
+/** A result that carries only rejects (for lines refused before parsing). */
+export function rejectsOnly(lines: number, rejects: Reject[]): ChunkResult {
+  return { lines, batch: { kinds: new Uint8Array(0), nums: new Float64Array(0), strs: [], other: [] }, dict: [], rejects };
+}
+
 /** Parses `bytes`: UTF-8 text of whole lines, each terminated by '\n'. */
 export function parseChunk(bytes: Uint8Array, encoder: RowEncoder): ChunkResult {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  const rows: Row[] = [];
   const rejects: Reject[] = [];
   let index = 0;
   let start = 0;
@@ -48,8 +52,8 @@ export function parseChunk(bytes: Uint8Array, encoder: RowEncoder): ChunkResult 
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (line.trim().length === 0) continue; // blank lines carry nothing
     const r = parseFeedLine(line);
-    if (r.ok) rows.push(encoder.encode(r.record));
+    if (r.ok) encoder.encode(r.record);
     else rejects.push(rejectOf(index, r.error, line));
   }
-  return { lines: index, rows, dict: encoder.takeDict(), rejects };
+  return { lines: index, ...encoder.take(), rejects };
 }

@@ -15,7 +15,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { openDb, type Db } from '../db/index.js';
 import { silentProgress, type Progress } from '../util/progress.js';
-import { MAX_LINE_BYTES, MAX_REJECT_RAW_CHARS, rejectOf, TOO_LONG } from './chunk.js';
+import { MAX_LINE_BYTES, MAX_REJECT_RAW_CHARS, rejectOf, rejectsOnly, TOO_LONG } from './chunk.js';
 import { defaultWorkers, ParserPool } from './parser-pool.js';
 import { FEED_KINDS, type FeedIndex, type FeedKind } from './schema.js';
 import { isHttpUrl, openSource, SourceError, withRetries, type FeedSource, type HttpOptions } from './source.js';
@@ -262,9 +262,7 @@ class SegmentIngester {
       writer.register(encoder, res.dict);
       if (stopped || applyError !== null) return;
       try {
-        for (const row of res.rows) {
-          counts.records[writer.write(row, encoder, segmentId)]++;
-        }
+        writer.writeBatch(res.batch, encoder, segmentId, counts.records);
         for (const [index, error, raw, cut] of res.rejects) {
           counts.rejects++;
           this.insertReject.run(sourceId, segmentId, counts.lines + index + 1, error, raw, cut);
@@ -329,7 +327,7 @@ class SegmentIngester {
             // The line being read is already too long: reject it now, keep only its start.
             if (whole > 0) await handOn(whole);
             const start = Buffer.concat(parts).subarray(0, MAX_REJECT_RAW_CHARS * 4).toString('utf8');
-            pool.submitResult({ lines: 1, rows: [], dict: [], rejects: [rejectOf(0, TOO_LONG, start)] });
+            pool.submitResult(rejectsOnly(1, [rejectOf(0, TOO_LONG, start)]));
             parts = [];
             size = 0;
             skipping = true;

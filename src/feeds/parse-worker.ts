@@ -6,5 +6,6 @@ import { RowEncoder } from './rows.js';
 
 const encoder = new RowEncoder();
 parentPort!.on('message', (msg: { seq: number; bytes: Uint8Array }) => {
-  parentPort!.postMessage({ seq: msg.seq, result: parseChunk(msg.bytes, encoder) });
+  const result = parseChunk(msg.bytes, encoder);
+  parentPort!.postMessage({ seq: msg.seq, result }, [result.batch.nums.buffer as ArrayBuffer, result.batch.kinds.buffer as ArrayBuffer]);
 });

@@ -1,14 +1,15 @@
-// Compact row form of validated feed records, the hand-off between the parse workers and the writer.
+// Compact form of validated feed records, the hand-off between the parse workers and the writer.
 //
-// A record becomes a flat array of primitives (cheap to pass between threads): `[kind, at, ...]`.
-// Values shared by many records (hosts, locations, networks, certificates, endpoint sets) are replaced
-// by small ids of the encoder's dictionary; each new dictionary entry is emitted once, before the first
-// row that uses it, and the writer resolves entries to database ids. The dictionary is bounded: when
-// full it starts over and says so with a reset entry.
+// Records are packed column-wise into a batch that is cheap to pass between threads: the numbers of
+// the high-volume kinds (probe, directory, sml, smp) go into one Float64Array (transferred, not copied;
+// null as NaN), their strings into one array, and the rare kinds (member, curation, zone, ack) travel
+// as flat rows `[kind, at, ...]`. Values shared by many records (hosts, locations, networks,
+// certificates, endpoint sets) are replaced by small ids of the encoder's dictionary; each new entry is
+// emitted once, before the first batch that uses it, and the writer resolves entries to database ids.
+// The dictionary is bounded: when full it starts over and says so with a reset entry.
 import { createHash } from 'node:crypto';
 import type { FeedKind, FeedRecord, SmpRecord } from './schema.js';
 
-export const KIND_CODES: Record<FeedKind, number> = { probe: 0, directory: 1, sml: 2, smp: 3, member: 4, curation: 5, zone: 6, ack: 7 };
 export const KIND_BY_CODE: FeedKind[] = ['probe', 'directory', 'sml', 'smp', 'member', 'curation', 'zone', 'ack'];
 
 /** Dictionary entry types. */
@@ -23,6 +24,27 @@ export const DIM_TYPES = 6;
 export type Row = (string | number | null)[];
 export type DictEntry = (string | number | null)[];
 
+/**
+ * Per record, in order: its kind in `kinds`; then, by kind,
+ * - probe:     nums [at, host, role (0 SMP, 1 AP), location, result, dns, tcp, tls, http, total, network, cert (-1: none)], strs [error]
+ * - directory: nums [at, present, has_card], strs [pid, scheme, value, name, country, registration_date]
+ * - sml:       nums [at, registered, smp host (-1: none)], strs [pid, scheme, value, zone]
+ * - smp:       nums [at, smp host, endpoint set], strs [pid, scheme, value]
+ * - others:    one row in `other`: [kind, at, ...fields]
+ */
+export interface RowBatch {
+  kinds: Uint8Array;
+  nums: Float64Array;
+  strs: (string | null)[];
+  other: Row[];
+}
+
+export const PROBE_NUMS = 12;
+
+/** A nullable number as stored in `nums`. */
+export const num = (x: number | null): number => (x === null ? NaN : x);
+export const unnum = (x: number): number | null => (Number.isNaN(x) ? null : x);
+
 const RESULT = { up: 0, degraded: 1, down: 2 } as const;
 const b = (x: boolean): number => (x ? 1 : 0);
 
@@ -36,13 +58,42 @@ const DICT_LIMIT = 100_000;
 export class RowEncoder {
   private readonly ids: Map<string, number>[] = Array.from({ length: DIM_TYPES }, () => new Map());
   private size = 0;
-  /** Dictionary entries emitted since the last `takeDict()`. */
   private dict: DictEntry[] = [];
+  private kinds = new Uint8Array(1024);
+  private n = 0;
+  private nums = new Float64Array(16 * 1024);
+  private nn = 0;
+  private strs: (string | null)[] = [];
+  private other: Row[] = [];
 
-  takeDict(): DictEntry[] {
-    const d = this.dict;
+  /** The records encoded since the last call, and the dictionary entries they introduced. */
+  take(): { batch: RowBatch; dict: DictEntry[] } {
+    const batch: RowBatch = { kinds: this.kinds.slice(0, this.n), nums: this.nums.slice(0, this.nn), strs: this.strs, other: this.other };
+    const dict = this.dict;
+    this.n = 0;
+    this.nn = 0;
+    this.strs = [];
+    this.other = [];
     this.dict = [];
-    return d;
+    return { batch, dict };
+  }
+
+  private kind(k: number): void {
+    if (this.n === this.kinds.length) {
+      const grown = new Uint8Array(this.kinds.length * 2);
+      grown.set(this.kinds);
+      this.kinds = grown;
+    }
+    this.kinds[this.n++] = k;
+  }
+
+  private push(...values: number[]): void {
+    if (this.nn + values.length > this.nums.length) {
+      const grown = new Float64Array(this.nums.length * 2);
+      grown.set(this.nums);
+      this.nums = grown;
+    }
+    for (const v of values) this.nums[this.nn++] = v;
   }
 
   private id(type: number, key: string, payload: () => (string | number | null)[]): number {
@@ -70,7 +121,7 @@ export class RowEncoder {
     return this.id(D_LOCATION, name, () => [name]);
   }
 
-  encode(r: FeedRecord): Row {
+  encode(r: FeedRecord): void {
     const at = toMs(r.at);
     switch (r.kind) {
       case 'probe': {
@@ -79,28 +130,45 @@ export class RowEncoder {
         const net = this.id(D_NETWORK, `${ips}|${r.ptr ?? ''}`, () => [ips, r.ptr]);
         const c = r.cert;
         const cert = c ? this.id(D_CERT, c.fingerprint, () => [c.fingerprint, c.subject, c.issuer, toMs(c.not_before), toMs(c.not_after)]) : -1;
-        return [0, at, this.host(r.hostname), r.role, this.location(r.location), RESULT[r.result], p.dns, p.tcp, p.tls, p.http, p.total, net, cert, r.error ?? null];
+        this.kind(0);
+        this.push(at, this.host(r.hostname), r.role === 'AP' ? 1 : 0, this.location(r.location), RESULT[r.result], num(p.dns), num(p.tcp), num(p.tls), num(p.http), num(p.total), net, cert);
+        this.strs.push(r.error ?? null);
+        return;
       }
       case 'directory': {
         const c = r.card;
-        return [1, at, r.participant.id, r.participant.scheme, r.participant.value, b(r.present), c ? 1 : 0, c?.name ?? null, c?.countryCode ?? null, c?.registrationDate ?? null];
+        this.kind(1);
+        this.push(at, b(r.present), c ? 1 : 0);
+        this.strs.push(r.participant.id, r.participant.scheme, r.participant.value, c?.name ?? null, c?.countryCode ?? null, c?.registrationDate ?? null);
+        return;
       }
       case 'sml':
-        return [2, at, r.participant.id, r.participant.scheme, r.participant.value, b(r.registered), r.smp ? this.host(r.smp) : -1, r.zone ?? null];
+        this.kind(2);
+        this.push(at, b(r.registered), r.smp ? this.host(r.smp) : -1);
+        this.strs.push(r.participant.id, r.participant.scheme, r.participant.value, r.zone ?? null);
+        return;
       case 'smp': {
         const json = canonicalEndpoints(r.endpoints);
         const eps = this.id(D_ENDPOINTS, json, () => [createHash('sha256').update(json).digest('hex'), json]);
-        return [3, at, r.participant.id, r.participant.scheme, r.participant.value, this.host(r.smp), eps];
+        this.kind(3);
+        this.push(at, this.host(r.smp), eps);
+        this.strs.push(r.participant.id, r.participant.scheme, r.participant.value);
+        return;
       }
       case 'member': {
         const f = r.flags;
-        return [4, at, r.key, r.trade_name, r.legal_name, r.country, r.url, b(f.peppol_authority), b(f.ap), b(f.smp), b(f.end_user), b(f.observer), JSON.stringify(r.hostnames), b(r.active)];
+        this.kind(4);
+        this.other.push([4, at, r.key, r.trade_name, r.legal_name, r.country, r.url, b(f.peppol_authority), b(f.ap), b(f.smp), b(f.end_user), b(f.observer), JSON.stringify(r.hostnames), b(r.active)]);
+        return;
       }
       case 'curation':
-        return [5, at, r.slug, r.name, r.country, r.natural_key, r.notes, JSON.stringify(r.seats), r.member_key];
+        this.kind(5);
+        this.other.push([5, at, r.slug, r.name, r.country, r.natural_key, r.notes, JSON.stringify(r.seats), r.member_key]);
+        return;
       case 'zone': {
         const m = r.management;
-        return [
+        this.kind(6);
+        this.other.push([
           6,
           at,
           r.zone,
@@ -120,10 +188,13 @@ export class RowEncoder {
           m && m.tls_ok !== null ? b(m.tls_ok) : null,
           m?.tls_not_after ? toMs(m.tls_not_after) : null,
           m?.tls_issuer ?? null,
-        ];
+        ]);
+        return;
       }
       case 'ack':
-        return [7, at, r.anomaly_id, b(r.acknowledged), r.reason];
+        this.kind(7);
+        this.other.push([7, at, r.anomaly_id, b(r.acknowledged), r.reason]);
+        return;
     }
   }
 }

@@ -5,7 +5,7 @@
 // longer exist (the dictionary payloads themselves stay valid).
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/index.js';
-import { D_CERT, D_ENDPOINTS, D_HOST, D_LOCATION, D_NETWORK, D_RESET, DIM_TYPES, type DictEntry, type Row } from './rows.js';
+import { D_CERT, D_ENDPOINTS, D_HOST, D_LOCATION, D_NETWORK, D_RESET, DIM_TYPES, type DictEntry, PROBE_NUMS, type Row, type RowBatch, unnum } from './rows.js';
 import type { FeedKind } from './schema.js';
 
 /** A Map that forgets everything when it reaches its bound: simple, and flat in memory. */
@@ -101,10 +101,6 @@ export class FeedWriter {
   private probes: { host: number; loc: number; at: number; args: unknown[] }[] = [];
   private observations: { stmt: Statement; pid: string; scheme: string; value: string; at: number; id: number; args: unknown[] }[] = [];
   private static readonly BUFFER_ROWS = 50_000;
-
-  private full(): void {
-    if (this.probes.length + this.observations.length >= FeedWriter.BUFFER_ROWS) this.flush();
-  }
 
   /** Writes buffered rows; call before reading the tables or committing. */
   flush(): void {
@@ -215,42 +211,71 @@ export class FeedWriter {
   }
 
   /** Buffers a participant observation; args[0] becomes the participant id at flush. */
-  private observe(stmt: Statement, r: Row, at: number, args: unknown[]): void {
-    this.observations.push({ stmt, pid: r[2] as string, scheme: r[3] as string, value: r[4] as string, at, id: 0, args });
-    this.full();
+  private observe(stmt: Statement, pid: string, scheme: string, value: string, at: number, args: unknown[]): void {
+    this.observations.push({ stmt, pid, scheme, value, at, id: 0, args });
   }
 
-  /** Writes one row (the high-volume kinds later, sorted: see `flush`); returns its kind. */
-  write(r: Row, encoder: number, seg: number): FeedKind {
-    const kind = r[0] as number;
-    const at = r[1] as number;
+  private span(at: number): void {
     if (this.minAt === null || at < this.minAt) this.minAt = at;
     if (this.maxAt === null || at > this.maxAt) this.maxAt = at;
+  }
+
+  /**
+   * Writes a batch (the high-volume kinds later, sorted: see `flush`), counting records by kind.
+   * Layout: see RowBatch in rows.ts.
+   */
+  writeBatch(batch: RowBatch, encoder: number, seg: number, counts: Record<FeedKind, number>): void {
+    const { kinds, nums, strs, other } = batch;
     const s = this.s;
-    let changes = 1;
-    switch (kind) {
-      case 0: {
-        // probe: [0, at, host, role, location, result, dns, tcp, tls, http, total, network, cert, error]
-        const host = this.host(encoder, r[2] as number, r[3] as string);
-        const loc = this.dim(encoder, D_LOCATION, r[4] as number);
-        const net = this.dim(encoder, D_NETWORK, r[11] as number);
-        const cert = (r[12] as number) < 0 ? null : this.dim(encoder, D_CERT, r[12] as number);
-        this.probes.push({ host, loc, at, args: [host, loc, at, r[5], r[6], r[7], r[8], r[9], r[10], net, cert, r[13], seg] });
-        this.full();
-        return 'probe';
+    let ni = 0;
+    let si = 0;
+    let oi = 0;
+    for (let i = 0; i < kinds.length; i++) {
+      const kind = kinds[i]!;
+      const at = kind < 4 ? nums[ni]! : (other[oi]![1] as number);
+      this.span(at);
+      counts[KINDS[kind]!]++;
+      switch (kind) {
+        case 0: {
+          const host = this.host(encoder, nums[ni + 1]!, nums[ni + 2] === 1 ? 'AP' : 'SMP');
+          const loc = this.dim(encoder, D_LOCATION, nums[ni + 3]!);
+          const net = this.dim(encoder, D_NETWORK, nums[ni + 10]!);
+          const cert = nums[ni + 11]! < 0 ? null : this.dim(encoder, D_CERT, nums[ni + 11]!);
+          const args = [host, loc, at, nums[ni + 4], unnum(nums[ni + 5]!), unnum(nums[ni + 6]!), unnum(nums[ni + 7]!), unnum(nums[ni + 8]!), unnum(nums[ni + 9]!), net, cert, strs[si], seg];
+          this.probes.push({ host, loc, at, args });
+          ni += PROBE_NUMS;
+          si += 1;
+          break;
+        }
+        case 1:
+          this.observe(s.directory!, strs[si]!, strs[si + 1]!, strs[si + 2]!, at, [0, at, nums[ni + 1], nums[ni + 2], strs[si + 3], strs[si + 4], strs[si + 5], seg]);
+          ni += 3;
+          si += 6;
+          break;
+        case 2: {
+          const smp = nums[ni + 2]! < 0 ? null : this.host(encoder, nums[ni + 2]!, null);
+          this.observe(s.sml!, strs[si]!, strs[si + 1]!, strs[si + 2]!, at, [0, at, nums[ni + 1], smp, strs[si + 3], seg]);
+          ni += 3;
+          si += 4;
+          break;
+        }
+        case 3:
+          this.observe(s.smp!, strs[si]!, strs[si + 1]!, strs[si + 2]!, at, [0, at, this.host(encoder, nums[ni + 1]!, null), this.dim(encoder, D_ENDPOINTS, nums[ni + 2]!), seg]);
+          ni += 3;
+          si += 3;
+          break;
+        default:
+          this.writeOther(other[oi++]!, encoder, seg);
       }
-      case 1: // directory: [1, at, pid, scheme, value, present, has_card, name, country, registration_date]
-        this.observe(s.directory!, r, at, [0, at, r[5], r[6], r[7], r[8], r[9], seg]);
-        return 'directory';
-      case 2: {
-        // sml: [2, at, pid, scheme, value, registered, smp host | -1, zone]
-        const smp = (r[6] as number) < 0 ? null : this.host(encoder, r[6] as number, null);
-        this.observe(s.sml!, r, at, [0, at, r[5], smp, r[7], seg]);
-        return 'sml';
-      }
-      case 3: // smp: [3, at, pid, scheme, value, smp host, endpoint set]
-        this.observe(s.smp!, r, at, [0, at, this.host(encoder, r[5] as number, null), this.dim(encoder, D_ENDPOINTS, r[6] as number), seg]);
-        return 'smp';
+      if (this.probes.length + this.observations.length >= FeedWriter.BUFFER_ROWS) this.flush();
+    }
+  }
+
+  /** The rare kinds, written at once: [kind, at, ...fields]. */
+  private writeOther(r: Row, encoder: number, seg: number): void {
+    const s = this.s;
+    let changes: number;
+    switch (r[0]) {
       case 4: // member
         changes = s.member!.run(...r.slice(1), seg).changes;
         break;
@@ -258,15 +283,14 @@ export class FeedWriter {
         changes = s.curation!.run(...r.slice(1), seg).changes;
         break;
       case 6: // zone: [6, at, zone, location, ...]
-        changes = s.zone!.run(at, r[2], this.dim(encoder, D_LOCATION, r[3] as number), ...r.slice(4), seg).changes;
+        changes = s.zone!.run(r[1], r[2], this.dim(encoder, D_LOCATION, r[3] as number), ...r.slice(4), seg).changes;
         break;
       case 7: // ack
         changes = s.ack!.run(...r.slice(1), seg).changes;
         break;
       default:
-        throw new Error(`internal: unknown row kind ${kind}`);
+        throw new Error(`internal: unknown row kind ${String(r[0])}`);
     }
     if (changes === 0) this.duplicates++;
-    return KINDS[kind]!;
   }
 }
