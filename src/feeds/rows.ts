@@ -87,13 +87,21 @@ export class RowEncoder {
     this.kinds[this.n++] = k;
   }
 
-  private push(...values: number[]): void {
-    if (this.nn + values.length > this.nums.length) {
-      const grown = new Float64Array(this.nums.length * 2);
+  /** Makes room for `n` more numbers. */
+  private room(n: number): Float64Array {
+    if (this.nn + n > this.nums.length) {
+      const grown = new Float64Array(Math.max(this.nums.length * 2, this.nn + n));
       grown.set(this.nums);
       this.nums = grown;
     }
-    for (const v of values) this.nums[this.nn++] = v;
+    return this.nums;
+  }
+
+  private push3(a: number, b: number, c: number): void {
+    const nums = this.room(3);
+    nums[this.nn++] = a;
+    nums[this.nn++] = b;
+    nums[this.nn++] = c;
   }
 
   private id(type: number, key: string, payload: () => (string | number | null)[]): number {
@@ -126,32 +134,55 @@ export class RowEncoder {
     switch (r.kind) {
       case 'probe': {
         const p = r.phases;
-        const ips = JSON.stringify(r.ips);
-        const net = this.id(D_NETWORK, `${ips}|${r.ptr ?? ''}`, () => [ips, r.ptr]);
+        const ptr = r.ptr;
+        const ips = r.ips;
+        const net = this.id(D_NETWORK, `${ips.join(' ')}|${ptr ?? ''}`, () => [JSON.stringify(ips), ptr]);
         const c = r.cert;
         const cert = c ? this.id(D_CERT, c.fingerprint, () => [c.fingerprint, c.subject, c.issuer, toMs(c.not_before), toMs(c.not_after)]) : -1;
+        const host = this.host(r.hostname);
+        const location = this.location(r.location);
         this.kind(0);
-        this.push(at, this.host(r.hostname), r.role === 'AP' ? 1 : 0, this.location(r.location), RESULT[r.result], num(p.dns), num(p.tcp), num(p.tls), num(p.http), num(p.total), net, cert);
+        const nums = this.room(PROBE_NUMS);
+        let i = this.nn;
+        nums[i++] = at;
+        nums[i++] = host;
+        nums[i++] = r.role === 'AP' ? 1 : 0;
+        nums[i++] = location;
+        nums[i++] = RESULT[r.result];
+        nums[i++] = num(p.dns);
+        nums[i++] = num(p.tcp);
+        nums[i++] = num(p.tls);
+        nums[i++] = num(p.http);
+        nums[i++] = num(p.total);
+        nums[i++] = net;
+        nums[i++] = cert;
+        this.nn = i;
         this.strs.push(r.error ?? null);
         return;
       }
       case 'directory': {
         const c = r.card;
         this.kind(1);
-        this.push(at, b(r.present), c ? 1 : 0);
+        this.push3(at, b(r.present), c ? 1 : 0);
         this.strs.push(r.participant.id, r.participant.scheme, r.participant.value, c?.name ?? null, c?.countryCode ?? null, c?.registrationDate ?? null);
         return;
       }
       case 'sml':
         this.kind(2);
-        this.push(at, b(r.registered), r.smp ? this.host(r.smp) : -1);
+        this.push3(at, b(r.registered), r.smp ? this.host(r.smp) : -1);
         this.strs.push(r.participant.id, r.participant.scheme, r.participant.value, r.zone ?? null);
         return;
       case 'smp': {
-        const json = canonicalEndpoints(r.endpoints);
-        const eps = this.id(D_ENDPOINTS, json, () => [createHash('sha256').update(json).digest('hex'), json]);
+        // Keyed by the endpoints as given (cheap); the canonical form is computed once per new key.
+        let raw = '';
+        for (const e of r.endpoints) raw += `${e.doctype}\u0001${e.process}\u0001${e.transport_profile}\u0001${e.url}\u0001${e.cert ? `${e.cert.fingerprint}\u0001${e.cert.subject}\u0001${e.cert.issuer}` : '-'}\u0002`;
+        const eps = this.id(D_ENDPOINTS, raw, () => {
+          const json = canonicalEndpoints(r.endpoints);
+          return [createHash('sha256').update(json).digest('hex'), json];
+        });
+        const host = this.host(r.smp);
         this.kind(3);
-        this.push(at, this.host(r.smp), eps);
+        this.push3(at, host, eps);
         this.strs.push(r.participant.id, r.participant.scheme, r.participant.value);
         return;
       }
