@@ -92,7 +92,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     failed_sources: [],
     refused_segments: [],
   };
-  const ingester = new SegmentIngester(db, now, opts.workers ?? defaultWorkers(64));
+  const ingester = new SegmentIngester(db, now, opts.workers ?? defaultWorkers());
   try {
     for (const src of opts.sources) {
       const url = isHttpUrl(src.url) ? src.url : resolve(src.url);
@@ -223,7 +223,8 @@ const CHUNK_BYTES = 512 * 1024;
 
 class SegmentIngester {
   private readonly writer: FeedWriter;
-  private pool: ParserPool;
+  /** Started with the first segment to ingest: a run with nothing new starts no threads. */
+  private workerPool: ParserPool | null = null;
   private readonly insertSegment;
   private readonly finishSegment;
   private readonly insertReject;
@@ -234,7 +235,6 @@ class SegmentIngester {
     private readonly workers: number,
   ) {
     this.writer = new FeedWriter(db);
-    this.pool = new ParserPool(workers);
     this.insertSegment = db.prepare(
       'INSERT INTO segments (source_id, path, sha256, bytes, lines, records, duplicates, rejects, ingested_at) VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)',
     );
@@ -242,8 +242,14 @@ class SegmentIngester {
     this.insertReject = db.prepare('INSERT INTO rejects (source_id, segment_id, line, error, raw, raw_truncated) VALUES (?, ?, ?, ?, ?, ?)');
   }
 
+  private get pool(): ParserPool {
+    this.workerPool ??= new ParserPool(this.workers);
+    return this.workerPool;
+  }
+
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.workerPool?.close();
+    this.workerPool = null;
   }
 
   /** One attempt at one segment, all in one transaction. */
@@ -372,8 +378,7 @@ class SegmentIngester {
       writer.rolledBack();
       if (pool.failure) {
         // A worker died: its dictionary is gone. Start over with fresh workers.
-        await pool.close();
-        this.pool = new ParserPool(this.workers);
+        await this.close();
         writer.forgetEncoders();
       }
       throw e;

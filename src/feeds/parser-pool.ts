@@ -18,8 +18,9 @@ function workerUrl(): URL {
   return here.endsWith('.ts') ? new URL('../../dist/parse-worker.mjs', here) : new URL('./parse-worker.mjs', here);
 }
 
-export function defaultWorkers(requested: number): number {
-  return Math.max(1, Math.min(requested, availableParallelism()));
+/** Default number of parse workers: one per CPU core. */
+export function defaultWorkers(): number {
+  return availableParallelism();
 }
 
 interface Pending {
