@@ -1,8 +1,9 @@
 // `peppol-snapshot ingest`: pulls every source's feeds.json, ingests the segments not yet ingested.
 //
 // Guarantees:
-// - A segment is ingested in one transaction together with its `segments` row: a run killed in the
-//   middle of a segment leaves nothing of it, and the next run ingests it again from the start.
+// - A segment is ingested atomically together with its `segments` row (a savepoint; segments are
+//   grouped into transactions for throughput): a run killed in the middle of a segment leaves nothing
+//   of it, and the next run ingests it again from the start.
 // - sha256 and size are verified over the bytes as stored while streaming, before COMMIT; a segment
 //   whose bytes do not match is refused whole, and the source stops there (segments are ordered).
 // - Memory does not grow with segment size: bytes are streamed, lines are handled as they arrive, and
@@ -103,7 +104,9 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
           log(`${src.name}: feeds.json: ${(e as Error).message}; retry ${n} in ${Math.round(d)} ms`),
         );
         db.prepare('UPDATE sources SET segments_listed = ? WHERE id = ?').run(index.segments.length, sourceId);
-        const refused = await ingestSource(db, ingester, source, src.name, sourceId, index, opts.http, summary, progress, log);
+        const refused = await ingestSource(db, ingester, source, src.name, sourceId, index, opts.http, summary, progress, log).finally(() =>
+          ingester.commit(),
+        );
         if (refused) {
           markSource(db, sourceId, now(), refused);
           summary.failed_sources.push({ name: src.name, url, error: refused });
@@ -121,6 +124,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     }
   } finally {
     progress.done();
+    ingester.commit();
     await ingester.close();
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
@@ -218,6 +222,10 @@ async function ingestSource(
   return null;
 }
 
+/** A transaction commits after this many records or this long (see SegmentIngester). */
+const GROUP_RECORDS = 250_000;
+const GROUP_MS = 2_000;
+
 /** Bytes handed to a parse worker at a time: whole lines, about this many. */
 const CHUNK_BYTES = 512 * 1024;
 
@@ -252,11 +260,28 @@ class SegmentIngester {
     this.workerPool = null;
   }
 
-  /** One attempt at one segment, all in one transaction. */
+  // Segments are grouped into transactions: each segment is a savepoint (all or nothing), and the
+  // group commits once it holds GROUP_RECORDS records or is GROUP_MS old, and at the end of each
+  // source. Feeds often come as many small segments (an hour of one location, say); a commit per
+  // segment would rewrite the same B-tree pages over and over.
+  private groupStarted = 0;
+  private groupRecords = 0;
+
+  /** Commits the segments ingested so far. */
+  commit(): void {
+    if (this.db.inTransaction) this.db.exec('COMMIT');
+  }
+
+  /** One attempt at one segment, as a savepoint in the open transaction. */
   async ingest(source: FeedSource, sourceId: number, seg: FeedIndex['segments'][number], onProgress: (c: SegmentCounts) => void): Promise<SegmentCounts> {
     const counts: SegmentCounts = { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0 };
     const { db, writer, pool } = this;
-    db.exec('BEGIN IMMEDIATE');
+    if (!db.inTransaction) {
+      db.exec('BEGIN IMMEDIATE');
+      this.groupStarted = Date.now();
+      this.groupRecords = 0;
+    }
+    db.exec('SAVEPOINT segment');
     writer.resetSpan();
     // Results are applied in order as they arrive. After a failure, later results only update the
     // dictionaries (so they stay in step with the workers) and are otherwise dropped.
@@ -284,7 +309,7 @@ class SegmentIngester {
     });
     try {
       segmentId = Number(this.insertSegment.run(sourceId, seg.path, seg.sha256, seg.bytes, this.now()).lastInsertRowid);
-      const raw = await source.openSegment(seg.path);
+      const raw = await source.openSegment(seg.path, seg.bytes);
       const hash = createHash('sha256');
       const expected = seg.bytes;
       const tap = async function* (src: AsyncIterable<Buffer>) {
@@ -302,7 +327,8 @@ class SegmentIngester {
         let size = 0;
         let whole = 0; // of which whole lines (up to and including the last '\n')
         let skipping = false; // inside an over-long line (already rejected), discarding until its end
-        const handOn = async (n: number) => {
+        let handedOn = 0;
+        const handOn = async (n: number, last = false) => {
           const out = Buffer.allocUnsafeSlow(n);
           let at = 0;
           const rest: Buffer[] = [];
@@ -315,7 +341,9 @@ class SegmentIngester {
           parts = rest;
           size -= n;
           whole = 0;
-          await pool.submit(out);
+          // A segment that fits in one chunk is parsed here: no worker round trip for small segments.
+          await pool.submit(out, last && handedOn === 0);
+          handedOn++;
         };
         for await (const chunk of src) {
           let c = chunk;
@@ -347,7 +375,7 @@ class SegmentIngester {
             parts.push(Buffer.from('\n'));
             size++;
           }
-          await handOn(size);
+          await handOn(size, true);
         }
         await pool.drain();
         if (applyError !== null) throw applyError;
@@ -368,13 +396,18 @@ class SegmentIngester {
       counts.duplicates = writer.duplicates;
       const records = FEED_KINDS.reduce((n, k) => n + counts.records[k], 0);
       this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, writer.minAt, writer.maxAt, segmentId);
-      db.exec('COMMIT');
+      db.exec('RELEASE segment');
+      this.groupRecords += records;
+      if (this.groupRecords >= GROUP_RECORDS || Date.now() - this.groupStarted >= GROUP_MS) this.commit();
       return counts;
     } catch (e) {
       stopped = true;
       // Let chunks still in the workers come back, so the dictionaries stay in step.
       await pool.drain().catch(() => {});
-      if (db.inTransaction) db.exec('ROLLBACK');
+      if (db.inTransaction) {
+        db.exec('ROLLBACK TO segment');
+        db.exec('RELEASE segment');
+      }
       writer.rolledBack();
       if (pool.failure) {
         // A worker died: its dictionary is gone. Start over with fresh workers.

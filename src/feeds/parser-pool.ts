@@ -97,11 +97,13 @@ export class ParserPool {
   /**
    * Queues a chunk of whole lines; resolves when there is room for more. The chunk's memory is
    * transferred to the worker: `bytes` must own its ArrayBuffer whole and is unusable afterwards.
+   * `inline` parses it on this thread instead (still delivered in order): for a small segment the
+   * round trip to a worker costs more than it saves.
    */
-  async submit(bytes: Uint8Array): Promise<void> {
+  async submit(bytes: Uint8Array, inline = false): Promise<void> {
     if (this.failure) throw this.failure;
     const seq = this.nextSeq++;
-    if (this.workers.length === 0) {
+    if (inline || this.workers.length === 0) {
       this.pending.set(seq, { result: parseChunk(bytes, this.inline), encoder: 0 });
       this.flush();
       return;

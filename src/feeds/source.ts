@@ -18,8 +18,8 @@ export interface FeedSource {
   readonly url: string;
   /** Reads and validates feeds.json. */
   readIndex(): Promise<FeedIndex>;
-  /** Opens one segment as a byte stream (the bytes as stored: gzip bytes for .gz). */
-  openSegment(path: string): Promise<Readable>;
+  /** Opens one segment as a byte stream (the bytes as stored: gzip bytes for .gz); `bytes` is its listed size. */
+  openSegment(path: string, bytes: number): Promise<Readable>;
   close(): Promise<void>;
 }
 
@@ -100,10 +100,12 @@ class DirSource implements FeedSource {
     }
     return parseIndex(text, this.url);
   }
-  async openSegment(path: string): Promise<Readable> {
+  async openSegment(path: string, bytes: number): Promise<Readable> {
     const file = resolve(this.root, path);
     if (!file.startsWith(this.root + sep)) throw new SourceError(`${this.url}: segment path ${path} leaves the source directory`);
-    const stream = createReadStream(file, { highWaterMark: 1 << 20 });
+    // Read buffers sized to the segment (a read stream allocates a whole buffer per read): small
+    // segments are common, and 1 MiB buffers for each would be mostly garbage.
+    const stream = createReadStream(file, { highWaterMark: Math.min(1 << 20, Math.max(16 * 1024, bytes + 1)) });
     // Surface a missing file as an error of this call, not of the first read.
     await new Promise<void>((ok, fail) => {
       stream.once('open', () => ok());
