@@ -1,13 +1,21 @@
 // Test helpers: write feed sources (feeds.json + segments) and make valid records of every kind.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { FeedRecordInput } from '../../src/feeds/schema.js';
 
+const made: string[] = [];
+process.once('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+/** A new temporary directory, removed when the test process exits. */
 export function tempDir(prefix = 'peppol-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
 }
 
 export interface SegmentSpec {
