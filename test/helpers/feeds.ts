@@ -4,14 +4,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { afterAll } from 'vitest';
 import type { FeedRecordInput } from '../../src/feeds/schema.js';
 
 const made: string[] = [];
-process.once('exit', () => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
+afterAll(() => {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A new temporary directory, removed when the test process exits. */
+/** A new temporary directory, removed after the test file's tests. */
 export function tempDir(prefix = 'peppol-test-'): string {
   const d = mkdtempSync(join(tmpdir(), prefix));
   made.push(d);
