@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { loadConfig } from '../src/config/index.js';
 import { formatIngestSummary, runIngest } from '../src/feeds/ingest.js';
 import { writeFeedDocs } from '../src/feeds/docs.js';
+import { parseDemoOptions, runDemo } from '../src/demo/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_SOURCES_FAILED, EXIT_USAGE, UsageError } from '../src/util/errors.js';
 import { createProgress } from '../src/util/progress.js';
 
@@ -34,6 +35,21 @@ program
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else process.stderr.write(`${formatIngestSummary(summary)}\n`);
     process.exitCode = summary.failed_sources.length > 0 ? EXIT_SOURCES_FAILED : EXIT_OK;
+  });
+
+program
+  .command('demo')
+  .description('write the deterministic demo scenario: feeds (feeds.json + segments) and ground-truth.json')
+  .option('--feeds <dir>', 'output feed directory (appended to when it already holds this scenario)', 'data/demo-feeds')
+  .option('--scale <scale>', 'small | medium | large | peppol', 'small')
+  .option('--seed <n>', 'scenario seed (integer)', '1')
+  .option('--now <iso>', 'generate every segment window closed by this instant (default: now, floored to the probe cadence)')
+  .option('--json', 'print one JSON summary line on stdout')
+  .action(async (flags: { feeds: string; scale: string; seed: string; now?: string; json?: boolean }) => {
+    const opts = parseDemoOptions(flags, Date.now());
+    const summary = await runDemo({ ...opts, progress: createProgress() });
+    if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else process.stderr.write(`${summary.text}\n`);
   });
 
 const docs = program.command('docs').description('generate documentation from the code');
