@@ -110,7 +110,17 @@ export async function benchIngest(o: IngestBenchOptions, self: string): Promise<
   const dbPath = resolve(o.dir, 'bench.sqlite');
   const r = spawnSync(process.execPath, [self, 'ingest-child', resolve(o.dir), dbPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (r.status !== 0) throw new Error(`ingest child failed with ${r.status}`);
-  const s = JSON.parse(r.stdout.trim()) as { records_total: number; seconds: number; records_per_second: number; rejects: number; max_rss_mb: number; bytes: number };
+  const s = JSON.parse(r.stdout.trim()) as {
+    records_total: number;
+    seconds: number;
+    records_per_second: number;
+    rejects: number;
+    max_rss_mb: number;
+    bytes: number;
+    cpu_user_s: number;
+    cpu_system_s: number;
+    main_thread_busy: number;
+  };
   return {
     bench: 'ingest',
     records: s.records_total,
@@ -121,5 +131,7 @@ export async function benchIngest(o: IngestBenchOptions, self: string): Promise<
     records_per_second: s.records_per_second,
     rejects: s.rejects,
     peak_rss_mb: s.max_rss_mb,
+    cpu_seconds: Math.round((s.cpu_user_s + s.cpu_system_s) * 10) / 10,
+    main_thread_busy: s.main_thread_busy,
   };
 }

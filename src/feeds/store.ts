@@ -5,7 +5,7 @@
 // longer exist (the dictionary payloads themselves stay valid).
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/index.js';
-import { D_CERT, D_ENDPOINTS, D_HOST, D_LOCATION, D_NETWORK, D_RESET, DIM_TYPES, type DictEntry, PROBE_NUMS, type Row, type RowBatch, unnum } from './rows.js';
+import { D_CERT, D_ENDPOINTS, D_HOST, D_LOCATION, D_NETWORK, D_RESET, DIM_TYPES, type DictEntry, KIND_BY_CODE, PROBE_NUMS, type Row, type RowBatch, unnum } from './rows.js';
 import type { FeedKind } from './schema.js';
 
 /** A Map that forgets everything when it reaches its bound: simple, and flat in memory. */
@@ -31,8 +31,6 @@ class EncoderDims {
 }
 
 const PROBES_PER_INSERT = 32;
-
-const KINDS: FeedKind[] = ['probe', 'directory', 'sml', 'smp', 'member', 'curation', 'zone', 'ack'];
 
 export class FeedWriter {
   /** Earliest and latest record time written since `resetSpan()` (ms), null when none. */
@@ -251,7 +249,7 @@ export class FeedWriter {
       const kind = kinds[i]!;
       const at = kind < 4 ? nums[ni]! : (other[oi]![1] as number);
       this.span(at);
-      counts[KINDS[kind]!]++;
+      counts[KIND_BY_CODE[kind]!]++;
       switch (kind) {
         case 0: {
           const host = this.host(encoder, nums[ni + 1]!, nums[ni + 2] === 1 ? 'AP' : 'SMP');
