@@ -22,8 +22,6 @@ import { FEED_KINDS, type FeedIndex, type FeedKind } from './schema.js';
 import { isHttpUrl, openSource, SourceError, withRetries, type FeedSource, type HttpOptions } from './source.js';
 import { FeedWriter } from './store.js';
 
-export { MAX_LINE_BYTES, MAX_REJECT_RAW_CHARS } from './chunk.js';
-
 export interface IngestOptions {
   dbPath: string;
   sources: { name: string; url: string }[];
@@ -75,9 +73,9 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
   const log = opts.log ?? (() => {});
   const now = opts.now ?? Date.now;
   const db = openDb(opts.dbPath);
-  // A segment is one large transaction. With the default threshold (1,000 pages) every commit would be
-  // followed by a checkpoint; checkpointing every 256 MiB of WAL instead copies a page that several
-  // segments touch once, and the WAL is truncated when the run ends.
+  // Commits are large (a group of segments). With the default threshold (1,000 pages) every commit
+  // would be followed by a checkpoint; checkpointing every 256 MiB of WAL instead copies a page that
+  // several commits touch once, and the WAL is truncated when the run ends.
   db.pragma('wal_autocheckpoint = 65536');
   const summary: IngestSummary = {
     sources: opts.sources.length,
@@ -282,7 +280,7 @@ class SegmentIngester {
       this.groupRecords = 0;
     }
     db.exec('SAVEPOINT segment');
-    writer.resetSpan();
+    writer.startSegment();
     // Results are applied in order as they arrive. After a failure, later results only update the
     // dictionaries (so they stay in step with the workers) and are otherwise dropped.
     let segmentId = 0;

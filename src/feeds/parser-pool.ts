@@ -1,7 +1,7 @@
 // Parses chunks of feed text on worker threads and delivers the results in submission order.
 //
 // JSON parsing and schema validation are most of the CPU cost of ingest; SQLite writes must stay on one
-// connection. So the ingesting thread splits text into chunks of whole lines, the workers parse them,
+// connection. So the ingesting thread cuts the bytes into chunks of whole lines, the workers parse them,
 // and the results come back to the ingesting thread, which applies them strictly in order. With
 // `workers: 0` the same parsing runs inline (same code, same results).
 import { availableParallelism } from 'node:os';
@@ -27,7 +27,6 @@ interface Pending {
   result: ChunkResult | null;
   encoder: number;
 }
-
 
 export class ParserPool {
   private readonly workers: Worker[] = [];

@@ -33,7 +33,7 @@ class EncoderDims {
 const PROBES_PER_INSERT = 32;
 
 export class FeedWriter {
-  /** Earliest and latest record time written since `resetSpan()` (ms), null when none. */
+  /** Earliest and latest record time written since `startSegment()` (ms), null when none. */
   minAt: number | null = null;
   maxAt: number | null = null;
 
@@ -88,7 +88,7 @@ export class FeedWriter {
   }
 
   /** Starts counting a new segment: time span and duplicates. */
-  resetSpan(): void {
+  startSegment(): void {
     this.minAt = null;
     this.maxAt = null;
     this.duplicates = 0;
