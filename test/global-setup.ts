@@ -1,6 +1,77 @@
-// Builds dist/ once before the tests, so tests that run the CLI run the code under test.
+// Runs once before the tests:
+// - builds dist/, so tests that run the CLI run the code under test;
+// - generates the small demo scenario and ingests it into a SQLite file, shared read-only by the
+//   derivation and API tests (`inject('smallDemo')`, see test/helpers/demo-fixture.ts). Tests that
+//   write to the database copy it first.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { runDemo } from '../src/demo/index.js';
+import { runIngest } from '../src/feeds/ingest.js';
 
-export default function setup(): void {
+export interface SmallDemoFixture {
+  /** The demo feed directory (feeds.json, segments, ground-truth.json). */
+  feeds: string;
+  /** A database holding every segment of `feeds`, not yet derived. */
+  db: string;
+  /** The `--now` the scenario was generated with. */
+  now: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    smallDemo: SmallDemoFixture;
+  }
+}
+
+export const FIXTURE_NOW = '2026-11-22T00:00:00Z';
+
+/** Hash of everything the fixture depends on: the generator, the feed contract, ingest and the schema. */
+function fixtureKey(): string {
+  const h = createHash('sha256');
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else {
+        h.update(p);
+        h.update(fs.readFileSync(p));
+      }
+    }
+  };
+  for (const d of ['src/demo', 'src/feeds', 'src/db', 'src/util', 'src/derive/anomaly-id.ts']) {
+    if (fs.statSync(d).isDirectory()) walk(d);
+    else h.update(fs.readFileSync(d));
+  }
+  h.update(FIXTURE_NOW);
+  return h.digest('hex').slice(0, 16);
+}
+
+/**
+ * The fixture is kept under node_modules/.cache keyed by the hash of its inputs, so repeated test runs
+ * (and parallel ones) reuse it; it is built in a temporary directory and renamed into place.
+ */
+export default async function setup(project: TestProject): Promise<void> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+  const cache = path.resolve('node_modules/.cache/peppol-snapshot');
+  fs.mkdirSync(cache, { recursive: true });
+  const key = fixtureKey();
+  const root = path.join(cache, `small-${key}`);
+  if (!fs.existsSync(path.join(root, 'done'))) {
+    const tmp = fs.mkdtempSync(path.join(cache, 'tmp-'));
+    await runDemo({ feeds: path.join(tmp, 'feeds'), scale: 'small', seed: 1, now: FIXTURE_NOW });
+    const s = await runIngest({ dbPath: path.join(tmp, 'small.sqlite'), sources: [{ name: 'demo', url: path.join(tmp, 'feeds') }], http: { timeout_ms: 30_000, retries: 0, retry_base_ms: 100 } });
+    if (s.failed_sources.length > 0 || s.rejects > 0) throw new Error(`fixture ingest failed: ${JSON.stringify(s)}`);
+    fs.writeFileSync(path.join(tmp, 'done'), key);
+    try {
+      fs.renameSync(tmp, root);
+    } catch {
+      fs.rmSync(tmp, { recursive: true, force: true }); // another run finished first: use its copy
+    }
+    // Older fixtures (other keys) are removed so the cache holds one.
+    for (const e of fs.readdirSync(cache)) if (e.startsWith('small-') && e !== `small-${key}`) fs.rmSync(path.join(cache, e), { recursive: true, force: true });
+  }
+  project.provide('smallDemo', { feeds: path.join(root, 'feeds'), db: path.join(root, 'small.sqlite'), now: FIXTURE_NOW });
 }
