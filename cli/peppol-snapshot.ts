@@ -52,6 +52,25 @@ program
     else process.stderr.write(`${summary.text}\n`);
   });
 
+program
+  .command('serve')
+  .description('serve a snapshot directory over HTTP through the edge shim (CORS, rate limit, API keys)')
+  .option('--config <file>', 'configuration file (edge policy, default --out)', 'publish.config.json')
+  .option('--out <dir>', 'snapshot directory (default: out from the config)')
+  .option('--port <n>', 'TCP port; 0 picks a free one', '8787')
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--rate-limit <N/SECONDS|off>', 'requests per window per client; replaces edge.rate_limit')
+  .option('--access <open|keyed>', 'access mode; replaces edge.access.mode')
+  .option('--keys <file>', 'API key hashes (JSON lines: {"sha256","tiers","label"}); required with keyed access')
+  .option('--health-max-age <seconds>', '/health/db reports db=false when manifest.json is older', '7200')
+  .option('--trust-proxy', 'behind a local reverse proxy: client address from X-Forwarded-For of loopback connections')
+  .action(async (opts: { config: string; out?: string; port: string; host: string; rateLimit?: string; access?: string; keys?: string; healthMaxAge: string; trustProxy?: boolean }) => {
+    const config = loadConfig(opts.config);
+    const { runServe } = await import('../src/serve/index.js');
+    await runServe({ ...opts, out: opts.out ?? config.out }, config.edge, (line) => process.stderr.write(`${line}\n`));
+    process.exitCode = EXIT_OK;
+  });
+
 const docs = program.command('docs').description('generate documentation from the code');
 docs
   .command('feeds')

@@ -27,8 +27,13 @@ declare module 'vitest' {
 }
 
 export const FIXTURE_NOW = '2026-11-22T00:00:00Z';
+const FIXTURE_VERSION = '1';
 
-/** Hash of everything the fixture depends on: the generator, the feed contract, ingest and the schema. */
+/**
+ * Hash of what decides the fixture's content: the generator and the database schema. Ingest code is
+ * left out on purpose (its changes must not change what it stores, which test/ingest.test.ts and
+ * test/demo.test.ts check); bump FIXTURE_VERSION when they do.
+ */
 function fixtureKey(): string {
   const h = createHash('sha256');
   const walk = (dir: string): void => {
@@ -41,7 +46,8 @@ function fixtureKey(): string {
       }
     }
   };
-  for (const d of ['src/demo', 'src/feeds', 'src/db', 'src/util', 'src/derive/anomaly-id.ts']) {
+  h.update(FIXTURE_VERSION);
+  for (const d of ['src/demo', 'src/db/schema.ts', 'src/derive/anomaly-id.ts']) {
     if (fs.statSync(d).isDirectory()) walk(d);
     else h.update(fs.readFileSync(d));
   }
@@ -70,8 +76,11 @@ export default async function setup(project: TestProject): Promise<void> {
     } catch {
       fs.rmSync(tmp, { recursive: true, force: true }); // another run finished first: use its copy
     }
-    // Older fixtures (other keys) are removed so the cache holds one.
-    for (const e of fs.readdirSync(cache)) if (e.startsWith('small-') && e !== `small-${key}`) fs.rmSync(path.join(cache, e), { recursive: true, force: true });
+    // Fixtures of other keys are removed once an hour old (a parallel run may still be using one).
+    for (const e of fs.readdirSync(cache)) {
+      const p = path.join(cache, e);
+      if ((e.startsWith('small-') || e.startsWith('tmp-')) && e !== `small-${key}` && Date.now() - fs.statSync(p).mtimeMs > 3_600_000) fs.rmSync(p, { recursive: true, force: true });
+    }
   }
   project.provide('smallDemo', { feeds: path.join(root, 'feeds'), db: path.join(root, 'small.sqlite'), now: FIXTURE_NOW });
 }

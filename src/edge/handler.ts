@@ -1,0 +1,305 @@
+// The edge shim's HTTP layer: Request -> Response over a snapshot's files (DESIGN §5, docs/edge.md).
+// Edge-safe: Web-standard Request/Response/Headers/URL/crypto.subtle only; the same code runs in
+// `peppol-snapshot serve` (Node) and as a Cloudflare Worker.
+//
+// Order of work for a request:
+//   1. identity: a valid API key, else the client address (IPv6 per /64);
+//   2. rate limit (every method but OPTIONS counts; over the limit: 429);
+//   3. request target checks (hostile input: 400, overlong: 414) — before any file is touched;
+//   4. method: OPTIONS answers the CORS preflight (204), anything but GET/HEAD is 405;
+//   5. access (keyed mode: 403 without a valid key of the route's tier);
+//   6. /health, /health/db, else the resolver; then ETag / If-None-Match (304) and HEAD.
+// Every response carries Access-Control-Allow-Origin: * and the rate-limit headers.
+import { KEYLESS_PATHS, matchPathPattern } from '../config/patterns.js';
+import { createKeyStore, presentedKey } from './keys.js';
+import { PROBLEM_CONTENT_TYPE, problemDoc, quotaExceededDoc, type ProblemDoc } from './problem.js';
+import { FixedWindowLimiter, ipIdentity, type Take } from './ratelimit.js';
+import { checkTarget, isSafeFilePath } from './target.js';
+import type { Answer, CacheClass, EdgePolicy, FileReader, KeyEntry, KeyStore, Resolve, Tier } from './types.js';
+
+export const SERVICE = 'peppol-snapshot';
+export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
+export const PREFLIGHT_ALLOW_HEADERS = 'Authorization, X-API-Key, If-None-Match';
+export const EXPOSED_HEADERS = [
+  'RateLimit',
+  'RateLimit-Policy',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'ETag',
+  'Link',
+  'Deprecation',
+  'Sunset',
+].join(', ');
+
+/** Cache-Control per cache class (docs/edge.md, "Caching"). */
+export const CACHE_CONTROL: Record<CacheClass, string> = {
+  immutable: 'public, max-age=31536000, immutable',
+  mutable: 'public, max-age=60',
+  meta: 'public, no-cache',
+  none: 'no-store',
+};
+
+/** /health/db reads the manifest's generated_at at most this often. */
+export const HEALTH_CACHE_MS = 10_000;
+/** Bytes of manifest.json read to find a leading generated_at. */
+const MANIFEST_PREFIX_BYTES = 4096;
+
+const TIER_RANK: Record<Tier, number> = { network: 1, market: 2 };
+
+/** Default of `healthMaxAgeSeconds`: /health/db reports db=false when manifest.json is older. */
+export const DEFAULT_HEALTH_MAX_AGE_SECONDS = 2 * 3600;
+
+export interface HandlerOptions {
+  files: FileReader;
+  resolve: Resolve;
+  policy: EdgePolicy;
+  keys?: KeyStore;
+  /** Clock in ms since the epoch (tests pin it). */
+  now?: () => number;
+  /** Route id of a path (the route table's matchRoute); access tiers may name route ids. */
+  routeOf?: (pathname: string) => string | null;
+  /** Largest age of manifest.json's generated_at for /health/db to report db=true. */
+  healthMaxAgeSeconds?: number;
+  /** Bound of the rate limiter's memory (client identities). */
+  maxIdentities?: number;
+  /** Told about unexpected failures (resolver or reader errors) answered with 500. */
+  onError?: (error: unknown, request: Request) => void;
+}
+
+/** `rawTarget`: the request target exactly as received, when the platform has it (Node). */
+export type EdgeHandler = (request: Request, clientIp: string, rawTarget?: string) => Promise<Response>;
+
+const enc = new TextEncoder();
+
+function json(value: unknown): Uint8Array {
+  return enc.encode(JSON.stringify(value));
+}
+
+async function sha256Etag(body: Uint8Array): Promise<string> {
+  const d = new Uint8Array(await crypto.subtle.digest('SHA-256', body));
+  return `"${Array.from(d.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join('')}"`;
+}
+
+/** True when an If-None-Match value matches `etag` (weak comparison, RFC 9110 §13.1.2). */
+export function etagMatches(ifNoneMatch: string, etag: string): boolean {
+  const strip = (t: string) => t.trim().replace(/^W\//, '');
+  const mine = strip(etag);
+  return ifNoneMatch.split(',').some((t) => t.trim() === '*' || strip(t) === mine);
+}
+
+/** A FileReader that refuses unsafe paths: the last guard that no path escapes the snapshot root. */
+function guarded(files: FileReader): FileReader {
+  const refuse = (path: string) => Promise.reject(new Error(`unsafe snapshot path refused: ${JSON.stringify(path)}`));
+  const g: FileReader = {
+    read: (path: string) => (isSafeFilePath(path) ? files.read(path) : refuse(path)),
+  };
+  const prefix = files.readPrefix?.bind(files);
+  if (prefix) g.readPrefix = (path: string, length: number) => (isSafeFilePath(path) ? prefix(path, length) : refuse(path));
+  return g;
+}
+
+/** `generated_at` of a manifest (ms), from its first bytes when it is written first, else the whole file. */
+async function manifestTime(files: FileReader): Promise<number> {
+  const dec = new TextDecoder();
+  if (files.readPrefix) {
+    const head = await files.readPrefix('manifest.json', MANIFEST_PREFIX_BYTES);
+    if (!head) return NaN;
+    const m = /^\s*\{\s*"generated_at"\s*:\s*"([^"\\]{1,64})"/.exec(dec.decode(head));
+    if (m) return Date.parse(m[1]!);
+  }
+  const bytes = await files.read('manifest.json');
+  if (!bytes) return NaN;
+  const parsed = JSON.parse(dec.decode(bytes)) as { generated_at?: unknown };
+  return typeof parsed.generated_at === 'string' ? Date.parse(parsed.generated_at) : NaN;
+}
+
+interface Limits {
+  name: string;
+  limit: number;
+}
+
+export function createHandler(opts: HandlerOptions): EdgeHandler {
+  const { policy } = opts;
+  const now = opts.now ?? Date.now;
+  const files = guarded(opts.files);
+  const keys = opts.keys ?? createKeyStore([]);
+  const routeOf = opts.routeOf ?? (() => null);
+  const healthMaxAgeMs = (opts.healthMaxAgeSeconds ?? DEFAULT_HEALTH_MAX_AGE_SECONDS) * 1000;
+  const rl = policy.rate_limit === 'off' ? null : policy.rate_limit;
+  const limiter = rl ? new FixedWindowLimiter(rl.window_seconds * 1000, opts.maxIdentities) : null;
+  const keyed = policy.access.mode === 'keyed';
+
+  function limitsOf(key: KeyEntry | null): Limits | null {
+    if (!rl) return null;
+    return key
+      ? { name: 'keyed', limit: Math.floor(rl.requests * rl.keyed_multiplier) }
+      : { name: 'anonymous', limit: rl.requests };
+  }
+
+  function tiersOf(pathname: string, routeId: string | null): Tier[] {
+    const hit = (entries: string[]) => entries.some((e) => (e.startsWith('/') ? matchPathPattern(e, pathname) : e === routeId));
+    const out: Tier[] = [];
+    if (hit(policy.access.tiers.network)) out.push('network');
+    if (hit(policy.access.tiers.market)) out.push('market');
+    return out;
+  }
+
+  /** Headers every response carries: CORS and rate limit. */
+  function baseHeaders(limits: Limits | null, take: Take | null): Headers {
+    const h = new Headers();
+    h.set('Access-Control-Allow-Origin', policy.cors.allow_origin);
+    h.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    h.set('X-Content-Type-Options', 'nosniff');
+    if (limits && take && rl) {
+      // draft-ietf-httpapi-ratelimit-headers-10: Structured Field lists of (String) policy items.
+      h.set('RateLimit-Policy', `"${limits.name}";q=${limits.limit};w=${rl.window_seconds}`);
+      h.set('RateLimit', `"${limits.name}";r=${take.remaining};t=${take.resetSeconds}`);
+      // The older, widely used three-field form (draft-ietf-httpapi-ratelimit-headers-06 and before).
+      h.set('RateLimit-Limit', String(take.limit));
+      h.set('RateLimit-Remaining', String(take.remaining));
+      h.set('RateLimit-Reset', String(take.resetSeconds));
+    }
+    return h;
+  }
+
+  function deprecationHeaders(h: Headers, pathname: string): void {
+    for (const d of policy.deprecations) {
+      if (!matchPathPattern(d.path, pathname)) continue;
+      h.set('Deprecation', `@${Math.floor(Date.parse(d.deprecation) / 1000)}`); // RFC 9745
+      h.set('Sunset', new Date(Date.parse(d.sunset)).toUTCString()); // RFC 8594: an HTTP-date
+      if (d.link) appendLink(h, `<${d.link}>; rel="deprecation"; type="text/html"`);
+      return; // the first matching entry wins
+    }
+  }
+
+  function problem(h: Headers, method: string, doc: ProblemDoc): Response {
+    const body = json(doc);
+    h.set('Content-Type', PROBLEM_CONTENT_TYPE);
+    h.set('Cache-Control', 'no-store');
+    h.set('Content-Length', String(body.length));
+    return new Response(method === 'HEAD' ? null : body, { status: doc.status, headers: h });
+  }
+
+  // The manifest's time is looked up at most every HEALTH_CACHE_MS, so frequent probes cost nothing.
+  let manifestSeen: { checkedAt: number; at: number } | null = null;
+  async function healthDb(): Promise<boolean> {
+    const t = now();
+    if (!manifestSeen || t - manifestSeen.checkedAt >= HEALTH_CACHE_MS || t < manifestSeen.checkedAt) {
+      let at = NaN;
+      try {
+        at = await manifestTime(files);
+      } catch {
+        at = NaN; // unreadable or not JSON: not healthy
+      }
+      manifestSeen = { checkedAt: t, at };
+    }
+    // A manifest from the future (clock skew) counts as fresh; a missing or bad date does not.
+    return Number.isFinite(manifestSeen.at) && t - manifestSeen.at <= healthMaxAgeMs;
+  }
+
+  return async function handle(request: Request, clientIp: string, rawTarget?: string): Promise<Response> {
+    const method = request.method.toUpperCase();
+    const t = now();
+
+    // 1. identity
+    const presented = presentedKey(request.headers);
+    const key = presented !== null ? await keys.lookup(presented) : null;
+    const identity = key ? `key:${key.sha256}` : `ip:${ipIdentity(clientIp)}`;
+    const limits = limitsOf(key);
+
+    // 2. rate limit (a CORS preflight is sent by browsers on their own: it is not counted)
+    let take: Take | null = null;
+    if (limiter && limits) take = method === 'OPTIONS' ? limiter.peek(identity, limits.limit, t) : limiter.take(identity, limits.limit, t);
+    const h = baseHeaders(limits, take);
+    if (take && !take.allowed && limits && method !== 'OPTIONS') {
+      h.set('Retry-After', String(take.resetSeconds));
+      return problem(h, method, quotaExceededDoc(`At most ${limits.limit} requests per ${rl!.window_seconds} s are allowed for this client; retry in ${take.resetSeconds} s.`, limits.name));
+    }
+
+    // 3. hostile input: the raw target (when known) and the parsed URL both pass the checks
+    for (const target of rawTarget !== undefined ? [rawTarget, request.url] : [request.url]) {
+      const c = checkTarget(target);
+      if (!c.ok) return problem(h, method, problemDoc(c.status, c.detail));
+    }
+    const url = new URL(request.url);
+    const pathname = url.pathname;
+    deprecationHeaders(h, pathname);
+
+    // 4. methods
+    if (method === 'OPTIONS') {
+      h.set('Access-Control-Allow-Methods', ALLOWED_METHODS);
+      h.set('Access-Control-Allow-Headers', PREFLIGHT_ALLOW_HEADERS);
+      h.set('Access-Control-Max-Age', String(policy.cors.max_age_seconds));
+      h.set('Allow', ALLOWED_METHODS);
+      return new Response(null, { status: 204, headers: h });
+    }
+    if (method !== 'GET' && method !== 'HEAD') {
+      h.set('Allow', ALLOWED_METHODS);
+      return problem(h, method, problemDoc(405, `Method ${method} is not allowed; this API is read-only (${ALLOWED_METHODS}).`, pathname));
+    }
+
+    // 5. access
+    const keyless = KEYLESS_PATHS.includes(pathname);
+    const routeId = routeOf(pathname);
+    if (keyed) {
+      h.set('Vary', 'Authorization, X-API-Key');
+      if (!keyless) {
+        if (!key) {
+          const why = presented === null ? 'This endpoint requires an API key' : 'The API key is not valid';
+          return problem(h, method, problemDoc(403, `${why}: send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".`, pathname));
+        }
+        // Tiers are ordered (docs/config.md): network < market. An endpoint needs the highest tier it is
+        // listed in; one listed in no tier needs a key of either tier.
+        const need = Math.max(1, ...tiersOf(pathname, routeId).map((t) => TIER_RANK[t]));
+        const have = Math.max(0, ...key.tiers.map((t) => TIER_RANK[t]));
+        if (have < need) {
+          const held = key.tiers.length > 0 ? `the ${key.tiers.join(' and ')} tier` : 'no tier';
+          const wanted = need === TIER_RANK.market ? 'the market tier' : 'the network or the market tier';
+          return problem(h, method, problemDoc(403, `This endpoint needs an API key of ${wanted}; the key presented holds ${held}.`, pathname));
+        }
+      }
+    }
+
+    // 6. answer
+    let answer: Answer;
+    try {
+      if (pathname === '/health') {
+        answer = { status: 200, body: json({ status: 'ok', service: SERVICE }), contentType: 'application/json', cacheClass: 'none' };
+      } else if (pathname === '/health/db') {
+        const db = await healthDb();
+        answer = { status: 200, body: json({ status: db ? 'ok' : 'degraded', service: SERVICE, db }), contentType: 'application/json', cacheClass: 'none' };
+      } else {
+        answer = await opts.resolve({ url, routeId }, files);
+      }
+    } catch (e) {
+      opts.onError?.(e, request);
+      return problem(h, method, problemDoc(500, 'The request could not be answered; try again later.', pathname));
+    }
+
+    for (const [k, v] of Object.entries(answer.headers ?? {})) {
+      if (k.toLowerCase() === 'link') appendLink(h, v);
+      else if (!h.has(k)) h.set(k, v);
+    }
+    let cache = CACHE_CONTROL[answer.cacheClass];
+    // Keyed mode: an answer behind a key must not be served to others by a shared cache.
+    if (keyed && !keyless) cache = cache.replace(/^public\b/, 'private');
+    h.set('Cache-Control', cache);
+
+    if (answer.status === 200) {
+      const etag = answer.etag ?? (await sha256Etag(answer.body));
+      h.set('ETag', etag);
+      const inm = request.headers.get('if-none-match');
+      if (inm !== null && etagMatches(inm, etag)) return new Response(null, { status: 304, headers: h });
+    }
+    h.set('Content-Type', answer.contentType);
+    h.set('Content-Length', String(answer.body.length));
+    return new Response(method === 'HEAD' ? null : answer.body, { status: answer.status, headers: h });
+  };
+}
+
+function appendLink(h: Headers, value: string): void {
+  const prev = h.get('Link');
+  h.set('Link', prev ? `${prev}, ${value}` : value);
+}

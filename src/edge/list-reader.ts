@@ -1,0 +1,126 @@
+// Reads a list written by src/render/lists.ts: seeks a position through the index, then walks items
+// forward across chunks. Edge-safe: no Node imports. Counts the files and bytes it reads (the cost
+// budget of a composed page: docs/snapshot-format.md).
+import type { SortKey } from '../api/keys.js';
+import type { Chunk, IndexEntry, IndexNode, ListRoot } from './list-format.js';
+import { LIST_FORMAT } from './list-format.js';
+
+export type ReadFile = (path: string) => Promise<Uint8Array | null>;
+
+export interface ReadStats {
+  files: number;
+  bytes: number;
+  chunks: number;
+}
+
+export interface ScanOptions {
+  /** Monotone over the list (false … false, true … true): true at and after the first wanted item. */
+  start?: (key: SortKey) => boolean;
+  /** True when no wanted item can lie below this entry (e.g. its facet counts rule the filter out). */
+  skip?: (entry: IndexEntry) => boolean;
+}
+
+export class SnapshotFormatError extends Error {}
+
+const dec = new TextDecoder();
+
+/** The first index in [0, n) where pred is true (n when none), for a predicate monotone over indexes. */
+function firstTrue(n: number, pred: (i: number) => boolean): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pred(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+export class ListReader {
+  readonly stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  private constructor(
+    private readonly read: ReadFile,
+    readonly root: ListRoot,
+  ) {}
+
+  /** Opens the list whose root index is at `rootPath`; null when there is no such list. */
+  static async open(read: ReadFile, rootPath: string): Promise<ListReader | null> {
+    const body = await read(rootPath);
+    if (body === null) return null;
+    const root = JSON.parse(dec.decode(body)) as ListRoot;
+    if (root.format !== LIST_FORMAT) throw new SnapshotFormatError(`${rootPath}: not a list index`);
+    const r = new ListReader(read, root);
+    r.stats.files++;
+    r.stats.bytes += body.length;
+    return r;
+  }
+
+  private async load<T>(path: string): Promise<T> {
+    const body = await this.read(path);
+    if (body === null) throw new SnapshotFormatError(`missing snapshot file ${path}`);
+    this.stats.files++;
+    this.stats.bytes += body.length;
+    return JSON.parse(dec.decode(body)) as T;
+  }
+
+  /** Items from the first one where `start` holds, in list order, skipping entries `skip` rules out. */
+  async *scan(opts: ScanOptions = {}): AsyncGenerator<{ key: SortKey; item: unknown }> {
+    const start = opts.start ?? (() => true);
+    const skip = opts.skip ?? (() => false);
+    const self = this;
+    async function* walk(entries: readonly IndexEntry[], level: number, seeking: boolean): AsyncGenerator<{ key: SortKey; item: unknown }> {
+      const from = seeking ? firstTrue(entries.length, (i) => start(entries[i]!.last)) : 0;
+      let first = seeking;
+      for (let i = from; i < entries.length; i++) {
+        const e = entries[i]!;
+        if (skip(e)) {
+          first = false;
+          continue;
+        }
+        if (level === 0) {
+          const chunk = await self.load<Chunk>(e.path);
+          self.stats.chunks++;
+          const j0 = first ? firstTrue(chunk.keys.length, (j) => start(chunk.keys[j]!)) : 0;
+          for (let j = j0; j < chunk.keys.length; j++) yield { key: chunk.keys[j]!, item: chunk.items[j] };
+        } else {
+          const node = await self.load<IndexNode>(e.path);
+          yield* walk(node.entries, level - 1, first);
+        }
+        first = false;
+      }
+    }
+    yield* walk(this.root.entries, this.root.level, true);
+  }
+}
+
+export interface PageRequest {
+  start?: (key: SortKey) => boolean;
+  /** True for the first item past the wanted range (monotone): the walk stops there. */
+  stop?: (key: SortKey) => boolean;
+  /** Item filter. */
+  match?: (item: unknown, key: SortKey) => boolean;
+  skip?: (entry: IndexEntry) => boolean;
+  limit: number;
+}
+
+export interface ComposedPage {
+  items: unknown[];
+  keys: SortKey[];
+  /** True when another matching item follows the page. */
+  more: boolean;
+}
+
+/** The first `limit` matching items from the start position, and whether more follow. */
+export async function composePage(list: ListReader, req: PageRequest): Promise<ComposedPage> {
+  const items: unknown[] = [];
+  const keys: SortKey[] = [];
+  const match = req.match ?? (() => true);
+  for await (const { key, item } of list.scan({ start: req.start, skip: req.skip })) {
+    if (req.stop && req.stop(key)) break;
+    if (!match(item, key)) continue;
+    if (items.length === req.limit) return { items, keys, more: true };
+    items.push(item);
+    keys.push(key);
+  }
+  return { items, keys, more: false };
+}

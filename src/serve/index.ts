@@ -1,0 +1,332 @@
+// `peppol-snapshot serve`: the edge shim on Node, a local CDN over a snapshot directory (DESIGN §3, §5;
+// docs/edge.md). Converts Node requests into Web Requests, runs the shim, streams the Response back,
+// writes one access-log line per request on stderr and shuts down gracefully on SIGINT/SIGTERM.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { EdgeConfig, RateLimitConfig } from '../config/index.js';
+import { exactFileResolve } from '../edge/exact-files.js';
+import { createHandler } from '../edge/handler.js';
+import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/keys.js';
+import { isSafeFilePath } from '../edge/target.js';
+import type { FileReader, KeyStore, Resolve } from '../edge/types.js';
+import { UsageError } from '../util/errors.js';
+
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_HOST = '127.0.0.1';
+/** In-flight requests get this long to finish after SIGINT/SIGTERM before connections are cut. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/** A FileReader over a directory. Paths are checked again here: nothing outside `root` is read. */
+export function directoryReader(root: string): FileReader {
+  const base = path.resolve(root);
+  const inside = (rel: string): string | null => {
+    if (!isSafeFilePath(rel)) return null;
+    const abs = path.resolve(base, rel);
+    return abs.startsWith(base + path.sep) ? abs : null;
+  };
+  const missing = (e: unknown): boolean => {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENAMETOOLONG';
+  };
+  return {
+    async read(rel: string): Promise<Uint8Array | null> {
+      const abs = inside(rel);
+      if (abs === null) return null;
+      try {
+        return await fs.promises.readFile(abs);
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      }
+    },
+    async readPrefix(rel: string, length: number): Promise<Uint8Array | null> {
+      const abs = inside(rel);
+      if (abs === null) return null;
+      let fh: fs.promises.FileHandle | undefined;
+      try {
+        fh = await fs.promises.open(abs, 'r');
+        const buf = new Uint8Array(length);
+        const { bytesRead } = await fh.read(buf, 0, length, 0);
+        return buf.subarray(0, bytesRead);
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      } finally {
+        await fh?.close();
+      }
+    },
+  };
+}
+
+/** Parses `--rate-limit N/SECONDS` or `off`; keyed_multiplier is kept from the config. */
+export function parseRateLimit(text: string, base: EdgeConfig['rate_limit']): EdgeConfig['rate_limit'] {
+  if (text === 'off') return 'off';
+  const m = /^(\d+)\/(\d+)$/.exec(text);
+  const n = m ? Number(m[1]) : NaN;
+  const s = m ? Number(m[2]) : NaN;
+  if (!m || !Number.isSafeInteger(n) || n < 1 || !Number.isSafeInteger(s) || s < 1 || s > 86_400) {
+    throw new UsageError(`invalid --rate-limit: ${JSON.stringify(text)}`, [
+      '--rate-limit: expected N/SECONDS (N >= 1 requests per SECONDS from 1 to 86400, e.g. 60/60) or "off"',
+    ]);
+  }
+  const multiplier = base === 'off' ? 10 : base.keyed_multiplier;
+  const rl: RateLimitConfig = { requests: n, window_seconds: s, keyed_multiplier: multiplier };
+  return rl;
+}
+
+export function parsePort(text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) {
+    throw new UsageError(`invalid --port: ${JSON.stringify(text)}`, ['--port: expected an integer from 0 to 65535 (0: any free port)']);
+  }
+  return n;
+}
+
+/** Loads a key file (format: src/edge/keys.ts, docs/edge.md); problems are a usage error. */
+export function loadKeyFile(file: string): KeyStore {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read key file ${file}`, [`${path.resolve(file)}: ${(e as Error).message}`]);
+  }
+  try {
+    return createKeyStore(parseKeyFile(text, file));
+  } catch (e) {
+    if (e instanceof KeyFileError) throw new UsageError(`invalid key file ${file}`, e.problems);
+    throw e;
+  }
+}
+
+export interface ServeOptions {
+  /** Snapshot directory (must exist). */
+  out: string;
+  host: string;
+  port: number;
+  policy: EdgeConfig;
+  keys?: KeyStore;
+  resolve?: Resolve;
+  routeOf?: (pathname: string) => string | null;
+  healthMaxAgeSeconds?: number;
+  /**
+   * Behind a reverse proxy on the same host: take the client address from the last X-Forwarded-For
+   * entry when the connection comes from a loopback address (the proxy), else from the socket.
+   */
+  trustProxy?: boolean;
+  /** Access-log and diagnostics sink (one line, no newline); default stderr. */
+  log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  /** Base URL, e.g. http://127.0.0.1:8787 */
+  url: string;
+  /** Stops accepting connections and resolves when in-flight requests have finished. */
+  close(): Promise<void>;
+}
+
+/** Escapes what must not reach a log line raw (controls, quotes, non-ASCII): no log injection. */
+function logSafe(s: string): string {
+  return s.replace(/[^\x21-\x7e]|["\\]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+function clf(d: Date): string {
+  const mon = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][d.getUTCMonth()];
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${p(d.getUTCDate())}/${mon}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+}
+
+function isLoopback(addr: string): boolean {
+  return addr === '::1' || /^(::ffff:)?127\./.test(addr);
+}
+
+/** The client address: the socket peer, or the proxy's last X-Forwarded-For entry (see trustProxy). */
+export function clientAddress(req: http.IncomingMessage, trustProxy: boolean): string {
+  const peer = req.socket.remoteAddress ?? 'unknown';
+  if (!trustProxy || !isLoopback(peer)) return peer;
+  const xff = req.headers['x-forwarded-for'];
+  const last = (Array.isArray(xff) ? xff.join(',') : (xff ?? '')).split(',').pop()?.trim();
+  return last ? last : peer;
+}
+
+const WRITE_SLICE = 64 * 1024;
+
+/** Waits until the socket can take more data, or has closed (a vanished client never drains). */
+function drainOrClose(res: http.ServerResponse): Promise<void> {
+  return new Promise((ok) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      ok();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+/** The origin-form part of a request target (absolute-form is reduced to its path). */
+function originForm(target: string): string {
+  const abs = /^https?:\/\/[^/?#]*/i.exec(target);
+  const t = abs ? target.slice(abs[0].length) || '/' : target;
+  return t.startsWith('/') ? t : '/';
+}
+
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const handler = createHandler({
+    files: directoryReader(opts.out),
+    resolve: opts.resolve ?? exactFileResolve,
+    policy: opts.policy,
+    ...(opts.keys ? { keys: opts.keys } : {}),
+    ...(opts.routeOf ? { routeOf: opts.routeOf } : {}),
+    ...(opts.healthMaxAgeSeconds !== undefined ? { healthMaxAgeSeconds: opts.healthMaxAgeSeconds } : {}),
+    onError: (e, request) => log(`error: ${request.method} ${logSafe(request.url)}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
+  });
+  let origin = '';
+
+  const server = http.createServer(async (req, res) => {
+    const started = performance.now();
+    const raw = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const ip = clientAddress(req, opts.trustProxy ?? false);
+    let status = 500;
+    let bytes = 0;
+    req.resume(); // the API takes no request bodies: drain and ignore them
+    try {
+      const headers = new Headers();
+      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
+      // Web Requests refuse CONNECT/TRACE/TRACK: such a request is built as GET and given its real
+      // method back, so the shim answers it (405) like any other.
+      let request: Request;
+      try {
+        request = new Request(origin + originForm(raw), { method, headers });
+      } catch {
+        request = new Request(origin + originForm(raw), { method: 'GET', headers });
+        Object.defineProperty(request, 'method', { value: method });
+      }
+      const response = await handler(request, ip, raw);
+      status = response.status;
+      const out: Record<string, string | string[]> = {};
+      response.headers.forEach((v, k) => (out[k] = v));
+      res.writeHead(response.status, out);
+      if (response.body && method !== 'HEAD') {
+        // Written in slices with backpressure, so a slow client does not make Node buffer a whole
+        // body twice and the log counts the bytes really handed to the socket.
+        stream: for await (const chunk of response.body) {
+          for (let off = 0; off < chunk.length; off += WRITE_SLICE) {
+            if (res.destroyed) break stream; // the client went away: stop (cancels the body stream)
+            const slice = chunk.subarray(off, off + WRITE_SLICE);
+            bytes += slice.length;
+            if (!res.write(slice)) await drainOrClose(res);
+          }
+        }
+      }
+      if (!res.destroyed) res.end();
+    } catch (e) {
+      // Headers the Web API refuses (invalid bytes), or the client went away mid-stream.
+      if (!res.headersSent) {
+        status = 400;
+        const body = JSON.stringify({ type: 'about:blank', title: 'Bad Request', status: 400, detail: 'The request could not be read.' });
+        res.writeHead(400, { 'content-type': 'application/problem+json', 'access-control-allow-origin': '*', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+        bytes = Buffer.byteLength(body);
+      } else {
+        res.destroy(e instanceof Error ? e : undefined);
+      }
+    } finally {
+      const ms = (performance.now() - started).toFixed(1);
+      const ua = req.headers['user-agent'] ?? '-';
+      log(`${logSafe(ip)} - - [${clf(new Date())}] "${logSafe(method)} ${logSafe(raw)} HTTP/${req.httpVersion}" ${status} ${bytes} "${logSafe(ua)}" ${ms}ms`);
+    }
+  });
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((ok, fail) => {
+    server.once('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EADDRINUSE') fail(new UsageError(`port ${opts.port} on ${opts.host} is in use`, ['choose another with --port (0: any free port)']));
+      else if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') fail(new UsageError(`cannot listen on ${opts.host}`, ['--host: expected a local address such as 127.0.0.1, ::1 or 0.0.0.0']));
+      else fail(e);
+    });
+    server.listen(opts.port, opts.host, () => ok());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  origin = `http://${host}:${addr.port}`;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: origin,
+    close() {
+      closing ??= new Promise<void>((ok) => {
+        server.close(() => ok()); // stop accepting; resolves once every connection has ended
+        server.closeIdleConnections(); // idle keep-alive connections would otherwise hold close()
+        const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        timer.unref();
+      });
+      return closing;
+    },
+  };
+}
+
+export interface ServeCommandOptions {
+  out: string;
+  host?: string;
+  port?: string;
+  rateLimit?: string;
+  access?: string;
+  keys?: string;
+  healthMaxAge?: string;
+  trustProxy?: boolean;
+}
+
+/** Runs `peppol-snapshot serve` until SIGINT/SIGTERM; resolves after a graceful shutdown. */
+export async function runServe(flags: ServeCommandOptions, config: EdgeConfig, log: (line: string) => void): Promise<void> {
+  const policy: EdgeConfig = structuredClone(config);
+  if (flags.rateLimit !== undefined) policy.rate_limit = parseRateLimit(flags.rateLimit, policy.rate_limit);
+  if (flags.access !== undefined) {
+    if (flags.access !== 'open' && flags.access !== 'keyed') throw new UsageError(`invalid --access: ${JSON.stringify(flags.access)}`, ['--access: expected "open" or "keyed"']);
+    policy.access.mode = flags.access;
+  }
+  if (policy.access.mode === 'keyed' && flags.keys === undefined) {
+    throw new UsageError('keyed access needs API keys', ['--keys: required with --access keyed (or edge.access.mode "keyed"): a file of key hashes, see docs/edge.md']);
+  }
+  const keys = flags.keys !== undefined ? loadKeyFile(flags.keys) : undefined;
+  let healthMaxAgeSeconds: number | undefined;
+  if (flags.healthMaxAge !== undefined) {
+    healthMaxAgeSeconds = Number(flags.healthMaxAge);
+    if (!/^\d+$/.test(flags.healthMaxAge) || healthMaxAgeSeconds < 1) throw new UsageError(`invalid --health-max-age: ${JSON.stringify(flags.healthMaxAge)}`, ['--health-max-age: expected a positive number of seconds']);
+  }
+  const out = path.resolve(flags.out);
+  if (!fs.existsSync(out) || !fs.statSync(out).isDirectory()) {
+    throw new UsageError(`snapshot directory not found: ${flags.out}`, [`${out} is not a directory; run "peppol-snapshot build" first or pass --out DIR`]);
+  }
+
+  const server = await startServer({
+    out,
+    host: flags.host ?? DEFAULT_HOST,
+    port: flags.port !== undefined ? parsePort(flags.port) : DEFAULT_PORT,
+    policy,
+    ...(keys ? { keys } : {}),
+    ...(healthMaxAgeSeconds !== undefined ? { healthMaxAgeSeconds } : {}),
+    trustProxy: flags.trustProxy ?? false,
+    log,
+  });
+  const rl = policy.rate_limit === 'off' ? 'off' : `${policy.rate_limit.requests}/${policy.rate_limit.window_seconds}s`;
+  log(`peppol-snapshot serve: listening on ${server.url} (snapshot ${out}; access ${policy.access.mode}${keys ? `, ${keys.size} key(s)` : ''}; rate limit ${rl})`);
+  log(`  try: ${server.url}/health  ${server.url}/v1/network  ${server.url}/v1/hosts`);
+
+  await new Promise<void>((ok) => {
+    const stop = (signal: string) => {
+      log(`peppol-snapshot serve: ${signal}: finishing in-flight requests`);
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      void server.close().then(ok);
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  });
+  log('peppol-snapshot serve: stopped');
+}

@@ -1,0 +1,278 @@
+// `peppol-snapshot serve` end to end: the built CLI (dist/) on 127.0.0.1 with a free port, real HTTP.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startCli, runCli, type CliResult } from './helpers/cli.js';
+import { tempDir } from './helpers/feeds.js';
+import type { ChildProcess } from 'node:child_process';
+
+interface Served {
+  url: string;
+  child: ChildProcess;
+  done: Promise<CliResult>;
+  stderr: () => string;
+}
+
+const running: Served[] = [];
+afterAll(async () => {
+  for (const s of running) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+});
+
+const BIG_BYTES = 16 * 1024 * 1024;
+
+function snapshotDir(): string {
+  const dir = tempDir('serve-');
+  fs.mkdirSync(path.join(dir, 'v1/hosts'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ generated_at: new Date().toISOString(), files: [] }));
+  fs.writeFileSync(path.join(dir, 'v1/network.json'), '{"hosts":{"up":2,"down":0,"degraded":0},"open_incidents":0}');
+  fs.writeFileSync(path.join(dir, 'v1/hosts.json'), '{"items":[]}');
+  fs.writeFileSync(path.join(dir, 'v1/participants.json'), '{"items":[],"next_cursor":null,"prev_cursor":null}');
+  fs.writeFileSync(path.join(dir, 'v1/big.json'), Buffer.alloc(BIG_BYTES, 0x20));
+  fs.writeFileSync(path.join(path.dirname(dir), `${path.basename(dir)}-secret.json`), '{"secret":true}');
+  return dir;
+}
+
+/** Starts `serve` and resolves once it prints the URL it listens on. */
+async function serve(args: string[]): Promise<Served> {
+  const { child, done } = startCli(['serve', '--port', '0', ...args]);
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const url = await new Promise<string>((ok, fail) => {
+    const onData = () => {
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m) {
+        child.stderr!.off('data', onData);
+        ok(m[1]!);
+      }
+    };
+    child.stderr!.on('data', onData);
+    void done.then((r) => fail(new Error(`serve exited ${r.code}: ${r.stderr}`)));
+  });
+  const s = { url, child, done, stderr: () => err };
+  running.push(s);
+  return s;
+}
+
+/** A raw HTTP request (no URL normalisation by the client). */
+function rawRequest(base: string, target: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  const u = new URL(base);
+  return new Promise((ok, fail) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: target, method, headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => ok({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+async function stop(s: Served): Promise<CliResult> {
+  s.child.kill('SIGTERM');
+  return s.done;
+}
+
+describe('peppol-snapshot serve', () => {
+  it('serves files with CORS everywhere, preflight, 405, HEAD, ETag/304, health and an access log', async () => {
+    const dir = snapshotDir();
+    const s = await serve(['--out', dir, '--rate-limit', 'off']);
+
+    const ok = await fetch(`${s.url}/v1/network`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ hosts: { up: 2, down: 0, degraded: 0 }, open_incidents: 0 });
+    expect(ok.headers.get('content-type')).toBe('application/json');
+    const etag = ok.headers.get('etag')!;
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+
+    const notModified = await fetch(`${s.url}/v1/network`, { headers: { 'If-None-Match': etag } });
+    expect(notModified.status).toBe(304);
+    expect(await notModified.text()).toBe('');
+
+    const head = await rawRequest(s.url, '/v1/network', 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect(head.headers['content-length']).toBe(String(fs.statSync(path.join(dir, 'v1/network.json')).size));
+    expect(head.headers.etag).toBe(etag);
+
+    const preflight = await fetch(`${s.url}/v1/hosts`, { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-api-key' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization, X-API-Key, If-None-Match');
+    expect(preflight.headers.get('access-control-max-age')).toBe('86400');
+
+    const post = await fetch(`${s.url}/v1/network`, { method: 'POST', body: '{"x":1}' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect(post.headers.get('content-type')).toBe('application/problem+json');
+    expect(await post.json()).toMatchObject({ status: 405, title: 'Method Not Allowed' });
+    const trace = await rawRequest(s.url, '/v1/network', 'TRACE');
+    expect(trace.status).toBe(405);
+
+    const missing = await fetch(`${s.url}/v1/hosts/unknown.example`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toBe('application/problem+json');
+
+    const health = await fetch(`${s.url}/health`);
+    expect(await health.json()).toEqual({ status: 'ok', service: 'peppol-snapshot' });
+    expect(await (await fetch(`${s.url}/health/db`)).json()).toEqual({ status: 'ok', service: 'peppol-snapshot', db: true });
+
+    for (const r of [ok, notModified, preflight, post, missing, health]) expect(r.headers.get('access-control-allow-origin')).toBe('*');
+    for (const r of [head, trace]) expect(r.headers['access-control-allow-origin']).toBe('*');
+
+    const result = await stop(s);
+    expect(result.code).toBe(0);
+    const size = fs.statSync(path.join(dir, 'v1/network.json')).size;
+    expect(s.stderr()).toMatch(new RegExp(`^127\\.0\\.0\\.1 - - \\[\\d{2}/\\w{3}/\\d{4}:\\d{2}:\\d{2}:\\d{2} \\+0000\\] "GET /v1/network HTTP/1\\.1" 200 ${size} "[^"]*" \\d+\\.\\dms$`, 'm'));
+    expect(s.stderr()).toMatch(/"POST \/v1\/network HTTP\/1\.1" 405 \d+ /);
+  });
+
+  it('rejects hostile paths with 400 and never serves a file outside the snapshot', async () => {
+    const dir = snapshotDir();
+    const s = await serve(['--out', dir, '--rate-limit', 'off']);
+    const secret = `${path.basename(dir)}-secret.json`;
+    for (const target of [`/../${secret}`, `/v1/../../${secret}`, `/%2e%2e/${secret}`, `/v1/%2E%2E/%2e%2e/${secret}`, '/v1/hosts/..%2f..%2fsecret', '/v1/hosts/a%5c..', '/v1/network%00', '/v1/%zz', '/v1/hosts/%c3%28', '/v1//network', '/v1/hosts?q=%00']) {
+      const res = await rawRequest(s.url, target);
+      expect(res.status, target).toBe(400);
+      expect(res.headers['content-type']).toBe('application/problem+json');
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.body).not.toContain('secret":true');
+    }
+    const long = await rawRequest(s.url, `/v1/hosts?q=${'x'.repeat(3000)}`);
+    expect(long.status).toBe(414);
+    expect((await stop(s)).code).toBe(0);
+  });
+
+  it('answers 429 with Retry-After once the window quota is used (--rate-limit 5/60 and the default 60/60)', async () => {
+    const dir = snapshotDir();
+    const s = await serve(['--out', dir, '--rate-limit', '5/60']);
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await fetch(`${s.url}/v1/network`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('ratelimit-policy')).toBe('"anonymous";q=5;w=60');
+      remaining.push(r.headers.get('ratelimit-remaining')!);
+      await r.arrayBuffer();
+    }
+    expect(remaining).toEqual(['4', '3', '2', '1', '0']);
+    const over = await fetch(`${s.url}/v1/network`);
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(over.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await over.json()).toMatchObject({ type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', status: 429 });
+    // without --trust-proxy a forged X-Forwarded-For does not buy a new quota
+    expect((await fetch(`${s.url}/v1/network`, { headers: { 'X-Forwarded-For': '203.0.113.50' } })).status).toBe(429);
+    expect((await stop(s)).code).toBe(0);
+
+    // behind a local proxy (--trust-proxy) each forwarded client has its own quota
+    const p = await serve(['--out', dir, '--rate-limit', '2/60', '--trust-proxy']);
+    const xff = (ip: string) => ({ headers: { 'X-Forwarded-For': `198.51.100.99, ${ip}` } });
+    const seq = [];
+    for (const ip of ['203.0.113.1', '203.0.113.1', '203.0.113.1', '203.0.113.2']) seq.push((await fetch(`${p.url}/health`, xff(ip))).status);
+    expect(seq).toEqual([200, 200, 429, 200]);
+    expect((await stop(p)).code).toBe(0);
+    expect(p.stderr()).toMatch(/^203\.0\.113\.2 - - /m);
+
+    const d = await serve(['--out', dir]);
+    for (let i = 0; i < 60; i++) expect((await fetch(`${d.url}/health`)).status).toBe(200);
+    const r = await fetch(`${d.url}/health`);
+    expect(r.status).toBe(429);
+    expect(r.headers.get('ratelimit')).toMatch(/^"anonymous";r=0;t=\d+$/);
+    expect((await stop(d)).code).toBe(0);
+  });
+
+  it('keyed access: 403 without a key, 200 with a valid key of the tier; keys are read as hashes', async () => {
+    const dir = snapshotDir();
+    const keyFile = path.join(tempDir('keys-'), 'keys.jsonl');
+    const sha = (k: string) => createHash('sha256').update(k).digest('hex');
+    fs.writeFileSync(keyFile, `# test keys\n{"sha256":"${sha('pk_live_ops')}","tiers":["network"],"label":"ops"}\n`);
+    const s = await serve(['--out', dir, '--access', 'keyed', '--keys', keyFile]);
+    expect(s.stderr()).toContain('access keyed, 1 key(s)');
+    const denied = await fetch(`${s.url}/v1/hosts`);
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get('content-type')).toBe('application/problem+json');
+    expect(denied.headers.get('access-control-allow-origin')).toBe('*');
+    expect((await fetch(`${s.url}/v1/hosts`, { headers: { Authorization: 'Bearer pk_live_ops' } })).status).toBe(200);
+    expect((await fetch(`${s.url}/v1/hosts`, { headers: { 'X-API-Key': 'pk_live_ops' } })).status).toBe(200);
+    expect((await fetch(`${s.url}/v1/hosts`, { headers: { 'X-API-Key': sha('pk_live_ops') } })).status).toBe(403);
+    expect((await fetch(`${s.url}/v1/participants`, { headers: { 'X-API-Key': 'pk_live_ops' } })).status).toBe(403); // market tier
+    expect((await fetch(`${s.url}/v1/network`)).status).toBe(200); // keyless
+    const keyed = await fetch(`${s.url}/v1/network`, { headers: { 'X-API-Key': 'pk_live_ops' } });
+    expect(keyed.headers.get('ratelimit-policy')).toBe('"keyed";q=600;w=60');
+    expect((await stop(s)).code).toBe(0);
+  });
+
+  it('shuts down gracefully on SIGTERM: the in-flight response completes, then exit 0', async () => {
+    const dir = snapshotDir();
+    const s = await serve(['--out', dir, '--rate-limit', 'off']);
+    const u = new URL(s.url);
+    const received = await new Promise<number>((ok, fail) => {
+      const req = http.get({ host: u.hostname, port: u.port, path: '/v1/big', agent: false }, (res) => {
+        let n = 0;
+        res.pause(); // a slow client: the server is mid-response when the signal arrives
+        s.child.kill('SIGTERM');
+        setTimeout(() => {
+          res.on('data', (c: Buffer) => (n += c.length));
+          res.on('end', () => ok(n));
+          res.resume();
+        }, 300);
+      });
+      req.on('error', fail);
+    });
+    expect(received).toBe(BIG_BYTES);
+    const result = await s.done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('SIGTERM: finishing in-flight requests');
+    expect(result.stderr).toMatch(new RegExp(`"GET /v1/big HTTP/1\\.1" 200 ${BIG_BYTES} `));
+    await expect(fetch(`${s.url}/health`)).rejects.toThrow();
+  });
+
+  it('a client that goes away mid-response is logged and does not hold the server', async () => {
+    const dir = snapshotDir();
+    const s = await serve(['--out', dir, '--rate-limit', 'off']);
+    const u = new URL(s.url);
+    await new Promise<void>((ok, fail) => {
+      const req = http.get({ host: u.hostname, port: u.port, path: '/v1/big', agent: false }, (res) => {
+        res.pause();
+        setTimeout(() => {
+          req.destroy();
+          ok();
+        }, 100);
+      });
+      req.on('error', () => {});
+      req.on('response', () => {});
+      setTimeout(() => fail(new Error('no response')), 5000);
+    });
+    // the aborted response is logged with the bytes actually sent
+    await expect.poll(() => /"GET \/v1\/big HTTP\/1\.1" 200 (\d+) /.exec(s.stderr())?.[1], { timeout: 5000 }).toBeDefined();
+    const sent = Number(/"GET \/v1\/big HTTP\/1\.1" 200 (\d+) /.exec(s.stderr())![1]);
+    expect(sent).toBeLessThan(BIG_BYTES);
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
+    const t0 = Date.now();
+    expect((await stop(s)).code).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+
+  it('exits 2 with a clear message on usage errors', async () => {
+    const dir = snapshotDir();
+    const badKeys = path.join(tempDir('keys-'), 'bad.jsonl');
+    fs.writeFileSync(badKeys, '{"sha256":"pk_live_clear","tiers":["gold"]}\n');
+    const cases: [string[], RegExp][] = [
+      [['--out', dir, '--access', 'keyed'], /--keys: required with --access keyed/],
+      [['--out', dir, '--rate-limit', '5'], /--rate-limit: expected N\/SECONDS/],
+      [['--out', dir, '--rate-limit', '0/60'], /--rate-limit: expected N\/SECONDS/],
+      [['--out', dir, '--access', 'closed'], /--access: expected "open" or "keyed"/],
+      [['--out', dir, '--port', 'http'], /--port: expected an integer from 0 to 65535/],
+      [['--out', path.join(dir, 'nope')], /snapshot directory not found/],
+      [['--out', dir, '--keys', badKeys], /bad\.jsonl:1: sha256: expected 64 hex digits/],
+      [['--out', dir, '--keys', path.join(dir, 'none.jsonl')], /cannot read key file/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(['serve', '--port', '0', ...args])));
+    results.forEach((r, i) => {
+      expect(r.code, cases[i]![0].join(' ')).toBe(2);
+      expect(r.stderr).toMatch(cases[i]![1]);
+    });
+  });
+});
