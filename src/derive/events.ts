@@ -1,6 +1,6 @@
 // The change-event table, shared by the steps that emit events (hosts: host_cert_rotated,
 // hosting_changed; participants: the seven participant types). Each step deletes and re-inserts the
-// events of the subjects it recomputes, through replaceEvents(), so ids stay stable across rebuilds.
+// events of the subjects it recomputes (deleteEvents, then EventWriter), so ids stay stable across rebuilds.
 //
 // - id: `ev-` + the first 16 hex digits of sha256("<type>\n<subject>\n<observed_at ISO>") where
 //   subject is `host:<hostname>` or `participant:<scheme::value>`: one event per type, subject and
@@ -18,11 +18,11 @@
 //                            spec: fingerprint, subject, issuer, not_before, not_after ISO; seats may be null)
 //   hosting_changed          { before: { ips, ptr }, after: { ips, ptr } }
 //   participant_registered   { before: { registered: false|null, smp: string|null }, after: { registered: true, smp }, joiner: boolean }
-//   participant_deregistered { before: { registered: true, smp, seats: string[] }, after: { registered: false, smp: null } }
+//   participant_deregistered { before: { registered: true, smp, seats: string[], seat }, after: { registered: false, smp: null } }
 //   participant_smp_changed  { before: { smp }, after: { smp } }
 //   ap_seat_changed          { before: { seats: string[], seat: string|null }, after: { seats, seat } }
 //                            (seats sorted; `seat` = the serving seat, see docs/methodology)
-//   endpoint_changed         { seat, changes: [{ doctype, process, before: url, after: url }] }
+//   endpoint_changed         { seat, changes: [{ doctype, process, transport_profile, before: url, after: url }] }
 //   doctype_support_changed  { before: { doctypes: string[] }, after: { doctypes }, added: string[], removed: string[] }
 //   directory_card_changed   { before: { card }, after: { card } }   (card as ParticipantCard)
 import { createHash } from 'node:crypto';

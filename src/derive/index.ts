@@ -8,13 +8,29 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/index.js';
 import { getMeta, setMeta } from '../db/index.js';
 import { EVENTS_DDL, EVENTS_TABLES } from './events.js';
+import { anomaliesStep } from './anomalies.js';
+import { churnStep } from './churn.js';
+import { providersStep } from './providers/step.js';
+import { rostersStep } from './providers/rosters.js';
+import { hostsStep } from './hosts/step.js';
+import { participantsStep } from './participants/step.js';
+import { statsStep } from './participants/stats.js';
 import type { DeriveContext, DeriveStep, StepStats } from './step.js';
+import { zonesStep } from './zones.js';
 
 /** Every step, in run order: later steps may read the tables of earlier ones. */
 export const STEPS: readonly DeriveStep[] = [
   // hosts (probe rollups, host state, host incidents, host events), zones, providers (members,
   // curation, seats, AP identities), participants (facts, views, participant events), churn,
   // anomalies, stats.
+  hostsStep,
+  zonesStep,
+  providersStep,
+  participantsStep,
+  rostersStep,
+  churnStep,
+  anomaliesStep,
+  statsStep,
 ];
 
 export interface DeriveOptions {

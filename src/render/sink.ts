@@ -49,6 +49,11 @@ export class DirectorySink implements FileSink {
     this.insert.run(rel, sha, body.length, contentType, cacheClass);
     this.stats.files++;
     this.stats.bytes += body.length;
+    this.write(rel, body, cacheClass);
+  }
+
+  /** Writes a file that the manifest does not list (the manifest's own shards and manifest.json). */
+  write(rel: string, body: Uint8Array, cacheClass: CacheClass): void {
     const abs = path.join(this.outDir, rel);
     if (cacheClass === 'immutable') {
       if (fs.existsSync(abs)) return;

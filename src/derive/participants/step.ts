@@ -1,0 +1,257 @@
+// The `participants` step: facts history, current state and the seven participant event types
+// (docs/methodology/participants.md, docs/methodology/events.md).
+//
+// Scale (3 million participants): participants are never all in memory.
+// - Full run: streams participants in id order, in id ranges of BATCH; the observations of a range are
+//   three range scans of the (participant_id, at) primary keys. The list's secondary indexes are
+//   dropped for the load and built once at the end (a sorted build instead of 3 M random inserts).
+// - Incremental run: the participants with an observation in a new segment (segment_id > since) are
+//   collected in a temporary table by scanning the three observation tables (they have no index on
+//   at or segment: one sequential pass each), then each is recomputed from its whole history
+//   (range scan by primary key): its list row replaced, its history rows and its events of the seven
+//   types deleted and written again. Event ids depend only on (type, participant, instant), so a
+//   recomputed event keeps its id.
+// Only observations of segments up to ctx.upTo are read, so a segment ingested during the run waits
+// for the next one.
+import type { Db } from '../../db/index.js';
+import { deleteEvents, EventWriter, PARTICIPANT_EVENT_TYPES } from '../events.js';
+import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
+import { firstSweepEnd } from './baseline.js';
+import { deriveParticipant, type DirObs, type HistoryRow, type ListRow, type ParticipantKey, type SmlObs, type SmpObs } from './derive.js';
+import { EndpointSets, type EndpointSet } from './endpoints.js';
+
+/** Secondary indexes of participant_list: list sorts (each ending in the unique id) and filters. */
+export const PARTICIPANT_LIST_INDEXES: ReadonlyArray<readonly [name: string, sql: string]> = [
+  // Sorts: first_seen (asc and desc: scanned either way), name and country (nulls last: the non-null
+  // range in index order, then the null range ordered by pid; see read.ts participantList()).
+  ['participant_list_first_seen', 'CREATE INDEX participant_list_first_seen ON participant_list (first_seen_at, pid)'],
+  ['participant_list_name', 'CREATE INDEX participant_list_name ON participant_list (name, pid)'],
+  ['participant_list_country', 'CREATE INDEX participant_list_country ON participant_list (country, pid)'],
+  // Filters, in the default order (first_seen): equality on the filter column, then a range scan.
+  ['participant_list_f_country', 'CREATE INDEX participant_list_f_country ON participant_list (country, first_seen_at, pid) WHERE country IS NOT NULL'],
+  ['participant_list_f_scheme', 'CREATE INDEX participant_list_f_scheme ON participant_list (scheme, first_seen_at, pid)'],
+  ['participant_list_f_smp', 'CREATE INDEX participant_list_f_smp ON participant_list (smp, first_seen_at, pid) WHERE smp IS NOT NULL'],
+  ['participant_list_f_ap', 'CREATE INDEX participant_list_f_ap ON participant_list (ap_seat_id, first_seen_at, pid) WHERE ap_seat_id IS NOT NULL'],
+  ['participant_list_f_registered', 'CREATE INDEX participant_list_f_registered ON participant_list (registered, first_seen_at, pid)'],
+  ['participant_list_f_provenance', 'CREATE INDEX participant_list_f_provenance ON participant_list (provenance, first_seen_at, pid)'],
+];
+
+export const PARTICIPANTS_DDL = `
+  -- Current state of every participant with at least one observation (one row each).
+  CREATE TABLE participant_list (
+    participant_id     INTEGER PRIMARY KEY,   -- participants.id
+    pid                TEXT NOT NULL,         -- canonical scheme::value (the unique sort tiebreak)
+    scheme             TEXT NOT NULL,
+    value              TEXT NOT NULL,
+    name               TEXT,                  -- current card (null without one)
+    country            TEXT,
+    registration_date  TEXT,
+    has_card           INTEGER NOT NULL,
+    directory_present  INTEGER,               -- latest directory observation; null when never observed
+    directory_since    INTEGER,
+    registered         INTEGER NOT NULL,      -- latest SML observation (0 when never observed)
+    registration_since INTEGER,
+    smp                TEXT,                  -- current SMP hostname while registered
+    ap_seat_id         TEXT,                  -- serving seat of the current endpoints
+    endpoint_set_id    INTEGER,               -- current endpoints (latest SMP record while registered)
+    provenance         TEXT NOT NULL,         -- directory | discovered
+    first_seen_at      INTEGER NOT NULL,
+    last_seen_at       INTEGER NOT NULL
+  );
+  ${PARTICIPANT_LIST_INDEXES.map(([, sql]) => `${sql};`).join('\n  ')}
+  -- Validity intervals of the four fact families; detail in typed columns (read.ts builds the object).
+  CREATE TABLE participant_history (
+    participant_id    INTEGER NOT NULL,
+    valid_from        INTEGER NOT NULL,
+    fact              TEXT NOT NULL,          -- directory_presence | card | registration | smp
+    valid_to          INTEGER,
+    flag              INTEGER,                -- directory_presence: present; registration: registered
+    name              TEXT,                   -- card
+    country           TEXT,
+    registration_date TEXT,
+    hostname          TEXT,                   -- smp
+    PRIMARY KEY (participant_id, valid_from DESC, fact)
+  ) WITHOUT ROWID;
+  -- The latest participant observation instant the tables include (ParticipantStats.refreshed_at).
+  CREATE TABLE participant_as_of (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    as_of INTEGER NOT NULL
+  );
+`;
+export const PARTICIPANTS_TABLES = ['participant_as_of', 'participant_history', 'participant_list'] as const;
+
+/** Participants per id range of a full run. */
+const BATCH = 2000;
+
+const DIR_COLS = 'participant_id, at, present, has_card, name, country, registration_date';
+
+/** Hostnames by hosts.id (a few thousand hosts: memoised for the run). */
+class HostNames {
+  private readonly memo = new Map<number, string>();
+  private readonly q;
+  constructor(db: Db) {
+    this.q = db.prepare('SELECT hostname FROM hosts WHERE id = ?').pluck();
+  }
+  get(id: number | null): string | null {
+    if (id === null) return null;
+    let h = this.memo.get(id);
+    if (h === undefined) {
+      h = this.q.get(id) as string;
+      this.memo.set(id, h);
+    }
+    return h;
+  }
+}
+
+// Rows are read in raw (array) mode and turned into objects here: cheaper than named rows.
+type DirRaw = [participant_id: number, at: number, present: number, has_card: number, name: string | null, country: string | null, registration_date: string | null];
+type SmlRaw = [participant_id: number, at: number, registered: number, smp_host_id: number | null];
+type SmpRaw = [participant_id: number, at: number, endpoint_set_id: number];
+const dirObs = (r: DirRaw): DirObs => ({ at: r[1], present: r[2], has_card: r[3], name: r[4], country: r[5], registration_date: r[6] });
+
+class Writer {
+  private readonly insList;
+  private readonly delList;
+  private readonly delHist;
+  private readonly insHist;
+  private readonly events;
+  private readonly delEventsWhere = `participant_id = ? AND type IN (${PARTICIPANT_EVENT_TYPES.map((t) => `'${t}'`).join(', ')})`;
+  participants = 0;
+  historyRows = 0;
+  eventsWritten = 0;
+  maxAt: number | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly replace: boolean,
+  ) {
+    this.insList = db.prepare(
+      `INSERT OR REPLACE INTO participant_list (participant_id, pid, scheme, value, name, country, registration_date, has_card, directory_present,
+         directory_since, registered, registration_since, smp, ap_seat_id, endpoint_set_id, provenance, first_seen_at, last_seen_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.delList = db.prepare('DELETE FROM participant_list WHERE participant_id = ?');
+    this.delHist = db.prepare('DELETE FROM participant_history WHERE participant_id = ?');
+    this.insHist = db.prepare(
+      `INSERT INTO participant_history (participant_id, valid_from, fact, valid_to, flag, name, country, registration_date, hostname)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.events = new EventWriter(db);
+  }
+
+  write(id: number, d: { list: ListRow | null; history: HistoryRow[]; events: Parameters<EventWriter['write']>[0][] }): void {
+    if (this.replace) {
+      this.delHist.run(id);
+      deleteEvents(this.db, this.delEventsWhere, id);
+      if (d.list === null) this.delList.run(id);
+    }
+    if (d.list !== null) {
+      const l = d.list;
+      this.insList.run(
+        l.participant_id, l.pid, l.scheme, l.value, l.name, l.country, l.registration_date, l.has_card, l.directory_present,
+        l.directory_since, l.registered, l.registration_since, l.smp, l.ap_seat_id, l.endpoint_set_id, l.provenance, l.first_seen_at, l.last_seen_at,
+      );
+      this.participants++;
+      if (this.maxAt === null || d.list.last_seen_at > this.maxAt) this.maxAt = d.list.last_seen_at;
+    }
+    for (const h of d.history) this.insHist.run(id, h.valid_from, h.fact, h.valid_to, h.flag, h.name, h.country, h.registration_date, h.hostname);
+    for (const e of d.events) this.events.write(e);
+    this.historyRows += d.history.length;
+    this.eventsWritten += d.events.length;
+  }
+}
+
+function runFull(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts: HostNames, sweepEnd: number | null): void {
+  const { db, upTo } = ctx;
+  for (const [name] of PARTICIPANT_LIST_INDEXES) db.exec(`DROP INDEX IF EXISTS ${name}`);
+  const parts = db.prepare('SELECT id, pid, scheme, value FROM participants WHERE id >= ? AND id < ? ORDER BY id');
+  const range = 'participant_id >= ? AND participant_id < ? AND segment_id <= ? ORDER BY participant_id, at';
+  const dirQ = db.prepare(`SELECT ${DIR_COLS} FROM directory_obs WHERE ${range}`).raw();
+  const smlQ = db.prepare(`SELECT participant_id, at, registered, smp_host_id FROM sml_obs WHERE ${range}`).raw();
+  const smpQ = db.prepare(`SELECT participant_id, at, endpoint_set_id FROM smp_obs WHERE ${range}`).raw();
+  const maxId = (db.prepare('SELECT coalesce(max(id), 0) FROM participants').pluck().get() as number) ?? 0;
+  const setOf = (id: number): EndpointSet => sets.get(id);
+  let batches = 0;
+  for (let lo = 1; lo <= maxId; lo += BATCH) {
+    const hi = lo + BATCH;
+    const ps = parts.all(lo, hi) as ParticipantKey[];
+    const dirs = dirQ.all(lo, hi, upTo) as DirRaw[];
+    const smls = smlQ.all(lo, hi, upTo) as SmlRaw[];
+    const smps = smpQ.all(lo, hi, upTo) as SmpRaw[];
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    for (const p of ps) {
+      const dir: DirObs[] = [];
+      for (; i < dirs.length && dirs[i]![0] === p.id; i++) dir.push(dirObs(dirs[i]!));
+      const sml: SmlObs[] = [];
+      for (; j < smls.length && smls[j]![0] === p.id; j++) sml.push({ at: smls[j]![1], registered: smls[j]![2], smp: hosts.get(smls[j]![3]) });
+      const smp: SmpObs[] = [];
+      for (; k < smps.length && smps[k]![0] === p.id; k++) smp.push({ at: smps[k]![1], set: smps[k]![2] });
+      if (dir.length === 0 && sml.length === 0 && smp.length === 0) continue;
+      w.write(p.id, deriveParticipant(p, dir, sml, smp, setOf, sweepEnd));
+    }
+    if (++batches % 100 === 0) ctx.progress(`derive: participants ${Math.min(hi - 1, maxId)}/${maxId}`);
+  }
+  for (const [, sql] of PARTICIPANT_LIST_INDEXES) db.exec(sql);
+}
+
+function runIncremental(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts: HostNames, sweepEnd: number | null): number {
+  const { db, since, upTo } = ctx;
+  db.exec('CREATE TEMP TABLE IF NOT EXISTS participants_affected (id INTEGER PRIMARY KEY); DELETE FROM temp.participants_affected;');
+  for (const t of ['directory_obs', 'sml_obs', 'smp_obs']) {
+    db.prepare(`INSERT OR IGNORE INTO temp.participants_affected (id) SELECT participant_id FROM ${t} WHERE segment_id > ? AND segment_id <= ?`).run(since, upTo);
+  }
+  const page = db.prepare('SELECT a.id, p.pid, p.scheme, p.value FROM temp.participants_affected a JOIN participants p ON p.id = a.id WHERE a.id > ? ORDER BY a.id LIMIT 1000');
+  const one = 'participant_id = ? AND segment_id <= ? ORDER BY at';
+  const dirQ = db.prepare(`SELECT ${DIR_COLS} FROM directory_obs WHERE ${one}`).raw();
+  const smlQ = db.prepare(`SELECT participant_id, at, registered, smp_host_id FROM sml_obs WHERE ${one}`).raw();
+  const smpQ = db.prepare(`SELECT participant_id, at, endpoint_set_id FROM smp_obs WHERE ${one}`).raw();
+  const setOf = (id: number): EndpointSet => sets.get(id);
+  let after = 0;
+  let affected = 0;
+  for (;;) {
+    const ps = page.all(after) as ParticipantKey[];
+    if (ps.length === 0) break;
+    for (const p of ps) {
+      const dir = (dirQ.all(p.id, upTo) as DirRaw[]).map(dirObs);
+      const sml = (smlQ.all(p.id, upTo) as SmlRaw[]).map((r): SmlObs => ({ at: r[1], registered: r[2], smp: hosts.get(r[3]) }));
+      const smp = (smpQ.all(p.id, upTo) as SmpRaw[]).map((r): SmpObs => ({ at: r[1], set: r[2] }));
+      w.write(p.id, deriveParticipant(p, dir, sml, smp, setOf, sweepEnd));
+      affected++;
+    }
+    after = ps[ps.length - 1]!.id;
+    ctx.progress(`derive: participants ${affected} recomputed`);
+  }
+  db.exec('DELETE FROM temp.participants_affected');
+  return affected;
+}
+
+export function runParticipants(ctx: DeriveContext): StepStats {
+  const { db } = ctx;
+  const sweepEnd = firstSweepEnd(db);
+  const sets = new EndpointSets(db);
+  const hosts = new HostNames(db);
+  const w = new Writer(db, !ctx.full);
+  let recomputed: number;
+  if (ctx.full) {
+    db.exec('DELETE FROM participant_list; DELETE FROM participant_history; DELETE FROM participant_as_of;');
+    runFull(ctx, w, sets, hosts, sweepEnd);
+    recomputed = w.participants;
+  } else {
+    recomputed = runIncremental(ctx, w, sets, hosts, sweepEnd);
+  }
+  // as_of: the latest observation of any participant. Every participant with a new observation was
+  // recomputed, so the maximum over the old value and the recomputed ones is the global maximum.
+  if (w.maxAt !== null) {
+    db.prepare('INSERT INTO participant_as_of (id, as_of) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET as_of = max(as_of, excluded.as_of)').run(w.maxAt);
+  }
+  return { participants: recomputed, history_rows: w.historyRows, events: w.eventsWritten };
+}
+
+export const participantsStep: DeriveStep = {
+  name: 'participants',
+  tables: PARTICIPANTS_TABLES,
+  ddl: PARTICIPANTS_DDL,
+  run: runParticipants,
+};
