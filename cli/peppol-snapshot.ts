@@ -3,7 +3,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { loadConfig } from '../src/config/index.js';
 import { formatIngestSummary, runIngest } from '../src/feeds/ingest.js';
 import { writeFeedDocs } from '../src/feeds/docs.js';
-import { parseDemoOptions, runDemo } from '../src/demo/index.js';
+import { parseDemoOptions, parseNow, runDemo } from '../src/demo/index.js';
+import { runBuild } from '../src/render/build.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_SOURCES_FAILED, EXIT_USAGE, UsageError } from '../src/util/errors.js';
 import { createProgress } from '../src/util/progress.js';
 
@@ -35,6 +36,27 @@ program
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else process.stderr.write(`${formatIngestSummary(summary)}\n`);
     process.exitCode = summary.failed_sources.length > 0 ? EXIT_SOURCES_FAILED : EXIT_OK;
+  });
+
+program
+  .command('build')
+  .description('derive the monitoring facts and render every endpoint into the snapshot directory')
+  .option('--config <file>', 'configuration file', 'publish.config.json')
+  .option('--db <file>', 'SQLite database (default: database from the config)')
+  .option('--out <dir>', 'snapshot directory (default: out from the config)')
+  .option('--now <iso>', 'pin the snapshot clock (same database and --now give byte-identical output)')
+  .option('--json', 'print one JSON summary line on stdout')
+  .action((opts: { config: string; db?: string; out?: string; now?: string; json?: boolean }) => {
+    const config = loadConfig(opts.config);
+    const nowMs = opts.now === undefined ? Date.now() : parseNow(opts.now);
+    const progress = createProgress();
+    const summary = runBuild({ config, dbPath: opts.db ?? config.database, outDir: opts.out ?? config.out, nowMs, progress: (m) => progress.update(m) });
+    progress.done();
+    if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else {
+      process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; generated_at ${summary.generated_at}\n`);
+      if (summary.missing_routes.length > 0) process.stderr.write(`build: routes without a renderer: ${summary.missing_routes.join(', ')}\n`);
+    }
   });
 
 program

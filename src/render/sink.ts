@@ -33,6 +33,8 @@ export class DirectorySink implements FileSink {
   private readonly entries: Database.Database;
   private readonly insert: Database.Statement;
   private readonly madeDirs = new Set<string>();
+  /** Files written outside the manifest (the manifest and its shards). */
+  private readonly unlisted = new Set<string>();
 
   constructor(readonly outDir: string) {
     fs.mkdirSync(outDir, { recursive: true });
@@ -49,11 +51,17 @@ export class DirectorySink implements FileSink {
     this.insert.run(rel, sha, body.length, contentType, cacheClass);
     this.stats.files++;
     this.stats.bytes += body.length;
-    this.write(rel, body, cacheClass);
+    this.write(rel, body, cacheClass, true);
+  }
+
+  /** Whether a file belongs to this build (listed in the manifest, or the manifest itself). */
+  keeps(rel: string): boolean {
+    return this.unlisted.has(rel) || this.has(rel);
   }
 
   /** Writes a file that the manifest does not list (the manifest's own shards and manifest.json). */
-  write(rel: string, body: Uint8Array, cacheClass: CacheClass): void {
+  write(rel: string, body: Uint8Array, cacheClass: CacheClass, listed = false): void {
+    if (!listed) this.unlisted.add(rel);
     const abs = path.join(this.outDir, rel);
     if (cacheClass === 'immutable') {
       if (fs.existsSync(abs)) return;

@@ -1,0 +1,80 @@
+// The shim's resolver: request URL -> route (src/api/routes.ts) -> canonical parameters -> the route's
+// composer (src/edge/compose) over the snapshot's files -> body bytes (src/api/json.ts). Edge-safe.
+//
+// The snapshot's clock and base URL come from `snapshot.json` ({generated_at, base_url}, written by
+// `build`), read at most every SNAPSHOT_INFO_TTL_MS: "today", "the last 24 hours" and staleness are
+// those of the snapshot, exactly as the oracle computed them at build time.
+import { jsonBody, JSON_CONTENT_TYPE } from '../api/json.js';
+import { PROBLEM_CONTENT_TYPE } from '../api/problems.js';
+import { finishResult, paramErrorsOf, problemOf, type ApiResult } from '../api/result.js';
+import { matchRoute, parseRequest } from '../api/routes.js';
+import { COMPOSERS } from './compose/index.js';
+import type { ComposeFn } from './compose/types.js';
+import type { ReadStats } from './list-reader.js';
+import type { Answer, FileReader, Resolve } from './types.js';
+
+export const SNAPSHOT_INFO_PATH = 'snapshot.json';
+const SNAPSHOT_INFO_TTL_MS = 10_000;
+
+export interface SnapshotInfo {
+  generated_at: string;
+  base_url: string;
+}
+
+const dec = new TextDecoder();
+
+/** Files served as they are (discovery documents), by request path. */
+const STATIC_FILES: Record<string, { path: string; contentType: string }> = {
+  '/openapi.json': { path: 'openapi.json', contentType: 'application/json' },
+  '/.well-known/api-catalog': { path: '.well-known/api-catalog', contentType: 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"' },
+};
+
+export interface ResolverOptions {
+  composers?: Readonly<Record<string, ComposeFn>>;
+  /** Receives the read cost of every composed answer (benchmarks, tests). */
+  onStats?: (routeId: string, stats: ReadStats) => void;
+}
+
+export function createResolve(opts: ResolverOptions = {}): Resolve {
+  const composers = opts.composers ?? COMPOSERS;
+  let info: { value: SnapshotInfo; at: number } | null = null;
+  async function snapshotInfo(files: FileReader): Promise<SnapshotInfo | null> {
+    const t = Date.now();
+    if (info && t - info.at < SNAPSHOT_INFO_TTL_MS) return info.value;
+    const bytes = await files.read(SNAPSHOT_INFO_PATH);
+    if (!bytes) return null;
+    const value = JSON.parse(dec.decode(bytes)) as SnapshotInfo;
+    info = { value, at: t };
+    return value;
+  }
+
+  return async ({ url }, files) => {
+    const stat = STATIC_FILES[url.pathname];
+    if (stat) {
+      const body = await files.read(stat.path);
+      if (body) return { status: 200, body, contentType: stat.contentType, cacheClass: 'mutable' };
+    }
+    const snap = await snapshotInfo(files);
+    if (!snap) throw new Error(`the snapshot has no ${SNAPSHOT_INFO_PATH}: run peppol-snapshot build`);
+    const nowMs = Date.parse(snap.generated_at);
+    const match = matchRoute(url.pathname);
+    let result: ApiResult;
+    let contentType = JSON_CONTENT_TYPE;
+    if (!match) result = problemOf('not-found', 'No endpoint of this API has this path; see /openapi.json for the list.');
+    else {
+      const parsed = parseRequest(match.route, match.pathParams, url.searchParams, { now: nowMs });
+      if (!parsed.ok) result = paramErrorsOf(parsed.errors);
+      else {
+        const compose = composers[match.route.id];
+        if (!compose) throw new Error(`no composer for route ${match.route.id}`);
+        const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+        result = await compose(parsed.params as Record<string, unknown>, { read: (p) => files.read(p), nowMs, stats });
+        opts.onStats?.(match.route.id, stats);
+      }
+      contentType = match.route.contentType;
+    }
+    const done = finishResult(result, { baseUrl: snap.base_url, instance: url.pathname });
+    if (done.status === 200) return { status: 200, body: jsonBody(done.body), contentType, cacheClass: 'mutable' } satisfies Answer;
+    return { status: done.status, body: jsonBody(done.problem), contentType: PROBLEM_CONTENT_TYPE, cacheClass: 'mutable' } satisfies Answer;
+  };
+}

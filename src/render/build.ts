@@ -1,0 +1,125 @@
+// `peppol-snapshot build`: derive (incrementally), prune raw probes past retention, render every route
+// of the route table into the output directory, then the discovery documents, snapshot.json and the
+// manifest (last). Files of earlier builds that this build did not produce are removed at the end.
+import fs from 'node:fs';
+import path from 'node:path';
+import { jsonBody } from '../api/json.js';
+import { apiCatalog, openApiDocument } from '../api/openapi.js';
+import { ROUTE_LIST } from '../api/routes.js';
+import type { Config } from '../config/index.js';
+import { openDb } from '../db/index.js';
+import { pruneRawProbes } from '../derive/hosts/step.js';
+import { runDerive, type DeriveSummary } from '../derive/index.js';
+import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
+import { RenderContext } from './context.js';
+import { writeManifest } from './manifest.js';
+import { RENDERERS } from './routes/index.js';
+import { DirectorySink } from './sink.js';
+
+const DAY_MS = 86_400_000;
+/** Routes the edge answers itself (no files). */
+const EDGE_ONLY = new Set(['health', 'health.db']);
+
+export interface BuildOptions {
+  config: Config;
+  dbPath: string;
+  outDir: string;
+  nowMs: number;
+  progress?: (message: string) => void;
+}
+
+export interface BuildSummary {
+  generated_at: string;
+  derive: DeriveSummary;
+  pruned_probe_rows: number;
+  routes: Record<string, { seconds: number }>;
+  /** Routes of the route table without a renderer yet (their requests cannot be answered). */
+  missing_routes: string[];
+  files: number;
+  written: number;
+  removed: number;
+  bytes: number;
+  seconds: number;
+}
+
+/** ISO 8601 form of the snapshot clock (whole seconds print without milliseconds). */
+export function isoNow(ms: number): string {
+  const s = new Date(ms).toISOString();
+  return s.endsWith('.000Z') ? `${s.slice(0, -5)}Z` : s;
+}
+
+export function runBuild(opts: BuildOptions): BuildSummary {
+  const t0 = performance.now();
+  const progress = opts.progress ?? (() => {});
+  const generatedAt = isoNow(opts.nowMs);
+  const db = openDb(opts.dbPath);
+  try {
+    const derive = runDerive(db, { progress });
+    const pruned = db.transaction(() => pruneRawProbes(db, opts.nowMs - opts.config.retention.raw_probe_days * DAY_MS))();
+    const sink = new DirectorySink(opts.outDir);
+    const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody, progress);
+    const routes: BuildSummary['routes'] = {};
+    const missing: string[] = [];
+    // Renderers read from one consistent database state.
+    db.exec('BEGIN');
+    try {
+      for (const route of ROUTE_LIST) {
+        if (EDGE_ONLY.has(route.id)) continue;
+        const render = RENDERERS[route.id];
+        if (!render) {
+          missing.push(route.id);
+          continue;
+        }
+        const r0 = performance.now();
+        progress(`render: ${route.id}`);
+        render(ctx);
+        routes[route.id] = { seconds: Math.round(performance.now() - r0) / 1000 };
+      }
+    } finally {
+      db.exec('COMMIT');
+    }
+    const { edge, render } = opts.config;
+    const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
+    sink.put('openapi.json', jsonBody(openApiDocument({ baseUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations })), 'application/json', 'mutable');
+    sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url)), 'application/linkset+json', 'mutable');
+    sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url }), 'application/json', 'meta');
+    const manifest = writeManifest(sink, generatedAt);
+    const removed = removeStale(opts.outDir, sink);
+    sink.close();
+    return {
+      generated_at: generatedAt,
+      derive,
+      pruned_probe_rows: pruned.deleted,
+      routes,
+      missing_routes: missing,
+      files: manifest.files,
+      written: sink.stats.written,
+      removed,
+      bytes: manifest.bytes,
+      seconds: Math.round(performance.now() - t0) / 1000,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** Deletes files under outDir that this build neither listed nor wrote (earlier chunks, shards, temp files). */
+function removeStale(outDir: string, sink: DirectorySink): number {
+  let removed = 0;
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const abs = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        walk(abs);
+        if (fs.readdirSync(abs).length === 0) fs.rmdirSync(abs);
+        continue;
+      }
+      const rel = path.relative(outDir, abs).split(path.sep).join('/');
+      if (sink.keeps(rel)) continue;
+      fs.unlinkSync(abs);
+      removed++;
+    }
+  };
+  walk(outDir);
+  return removed;
+}
