@@ -1,0 +1,208 @@
+// The OpenAPI 3.1 document and the RFC 9727 API catalog, generated from the route table and the zod
+// response schemas (docs/api.md, "Discovery"). Edge-safe: zod and pure modules only.
+//
+// - components.schemas: one per RESOURCE_SCHEMAS entry (zod 4 z.toJSONSchema, JSON Schema 2020-12,
+//   the dialect of OpenAPI 3.1); nested resources are $refs.
+// - one GET operation per route; operationId = the route id in camelCase, `x-route-id` = the route id;
+//   parameters from the route's ParamDefs (comma lists as style=form, explode=false arrays);
+// - responses: 200 with the route's schema and content type, 400 when the route has a parameter or
+//   rule that can fail, 404 for the route's not-found kinds, 403 in access mode "keyed" outside the
+//   keyless endpoints, 429 when a rate limit is configured; all errors application/problem+json;
+// - security: bearer (`Authorization: Bearer <key>`) and `X-API-Key`; optional in mode "open" and on
+//   keyless endpoints, required otherwise; `x-access-tier` names the tier an endpoint needs in "keyed".
+import { z } from 'zod';
+import { matchPathPattern } from '../config/patterns.js';
+import { JSON_CONTENT_TYPE } from './json.js';
+import { PROBLEM_CATALOGUE, PROBLEM_CONTENT_TYPE, problemTypeUri } from './problems.js';
+import { ROUTE_LIST, badRequestParams, notFoundProblems, type AnyRoute, type ParamDef } from './routes.js';
+import { ApiCatalog, RESOURCE_SCHEMAS, type ResourceName } from './schemas/index.js';
+import { EXAMPLES } from './schemas/examples.js';
+import type { JsonSchema } from './params.js';
+
+export const OPENAPI_VERSION = '3.1.1';
+export const OPENAPI_MEDIA_TYPE = 'application/vnd.oai.openapi+json;version=3.1';
+
+export type Tier = 'network' | 'market';
+
+export interface OpenApiOptions {
+  /** render.base_url: the servers entry and the problem type URIs. */
+  baseUrl: string;
+  /** edge.access */
+  access: { mode: 'open' | 'keyed'; tiers: { network: readonly string[]; market: readonly string[] } };
+  /** edge.rate_limit */
+  rateLimit: { requests: number; window_seconds: number } | 'off';
+  /** edge.deprecations: matching operations are marked deprecated. */
+  deprecations?: ReadonlyArray<{ path: string }>;
+  /** info.version (default "1"). */
+  version?: string;
+}
+
+type Json = Record<string, unknown>;
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+
+function stripBase(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/** components.schemas from RESOURCE_SCHEMAS. */
+export function componentSchemas(): Record<string, Json> {
+  const reg = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(RESOURCE_SCHEMAS)) reg.add(schema, { id });
+  const { schemas } = z.toJSONSchema(reg, { uri: (id) => `#/components/schemas/${id}` });
+  const out: Record<string, Json> = {};
+  for (const id of Object.keys(RESOURCE_SCHEMAS)) {
+    const { $schema: _s, $id: _i, ...rest } = schemas[id] as Json;
+    out[id] = { ...rest, examples: [EXAMPLES[id as ResourceName]] };
+  }
+  return out;
+}
+
+/** operationId: the route id in camelCase (`hosts.detail` -> `hostsDetail`). */
+export function operationId(routeId: string): string {
+  return routeId.replace(/[._]([a-z])/g, (_m, c: string) => c.toUpperCase());
+}
+
+/** The tier an endpoint needs in keyed mode: the highest tier listing it (by route id or path pattern), else any key. */
+export function requiredTier(route: AnyRoute, tiers: OpenApiOptions['access']['tiers']): Tier | 'any' {
+  const listed = (entries: readonly string[]) => entries.some((e) => e === route.id || (e.startsWith('/') && matchPathPattern(e, route.path)));
+  if (listed(tiers.market)) return 'market';
+  if (listed(tiers.network)) return 'network';
+  return 'any';
+}
+
+function parameterObject(name: string, def: ParamDef): Json {
+  const base: JsonSchema = { ...def.type.schema };
+  const schema: JsonSchema = def.type.list ? { type: 'array', items: base } : base;
+  if (def.default !== undefined) schema.default = def.type.list ? def.type.print(def.default).split(',') : def.default;
+  const p: Json = { name, in: def.in, required: def.in === 'path' || def.required, description: def.description, schema };
+  if (def.type.list) {
+    p.style = 'form';
+    p.explode = false;
+  }
+  return p;
+}
+
+function problemResponse(description: string, names: readonly string[], baseUrl: string, headers: Json): Json {
+  return {
+    description,
+    headers,
+    content: {
+      [PROBLEM_CONTENT_TYPE]: {
+        schema: ref('Problem'),
+        'x-problem-types': names.map((n) => problemTypeUri(n as keyof typeof PROBLEM_CATALOGUE, baseUrl)),
+      },
+    },
+  };
+}
+
+const quote = (names: readonly string[]): string =>
+  names.length <= 1 ? names.map((n) => `\`${n}\``).join('') : `${names.slice(0, -1).map((n) => `\`${n}\``).join(', ')} or \`${names[names.length - 1]}\``;
+
+/** The OpenAPI 3.1 document of the API for a configuration. */
+export function openApiDocument(opts: OpenApiOptions): Json {
+  const base = stripBase(opts.baseUrl);
+  const keyed = opts.access.mode === 'keyed';
+  const limited = opts.rateLimit !== 'off';
+  const commonHeaders: Json = { 'Access-Control-Allow-Origin': { $ref: '#/components/headers/Access-Control-Allow-Origin' } };
+  if (limited) {
+    for (const h of ['RateLimit-Policy', 'RateLimit', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) {
+      commonHeaders[h] = { $ref: `#/components/headers/${h}` };
+    }
+  }
+  const okHeaders: Json = { ...commonHeaders, ETag: { $ref: '#/components/headers/ETag' } };
+  const optionalAuth = [{}, { bearerAuth: [] }, { apiKeyHeader: [] }];
+
+  const paths: Record<string, Json> = {};
+  for (const route of ROUTE_LIST) {
+    const responses: Json = {
+      '200': { description: route.summary, headers: okHeaders, content: { [route.contentType]: { schema: ref(route.response) } } },
+    };
+    const bad = badRequestParams(route);
+    if (bad.length > 0) {
+      const defs = Object.values(route.params);
+      const names: string[] = [];
+      if (defs.some((d) => d.in === 'query' && d.type.strict && d.invalid === 'invalid-parameter') || (route.rules ?? []).length > 0) names.push('invalid-parameter');
+      if (defs.some((d) => d.invalid === 'invalid-cursor')) names.push('invalid-cursor');
+      if (defs.some((d) => d.in === 'query' && d.required)) names.push('missing-parameter');
+      if (defs.some((d) => d.in === 'path' && d.invalid === 'invalid-identifier')) names.push('invalid-identifier');
+      responses['400'] = problemResponse(`Invalid ${quote(bad)}.`, names, base, commonHeaders);
+    }
+    const tier = requiredTier(route, opts.access.tiers);
+    if (keyed && !route.keyless) {
+      const what = tier === 'any' ? 'a paid key (either tier)' : `a key of the ${tier} tier`;
+      responses['403'] = problemResponse(`No valid API key, or a key below the endpoint's tier: needs ${what}.`, ['api-key-required', 'insufficient-tier'], base, commonHeaders);
+    }
+    const nf = notFoundProblems(route);
+    if (nf.length > 0) responses['404'] = problemResponse(nf.map((n) => PROBLEM_CATALOGUE[n as keyof typeof PROBLEM_CATALOGUE].title).join('; '), nf, base, commonHeaders);
+    if (limited) {
+      responses['429'] = problemResponse('Rate limit exceeded.', ['quota-exceeded'], base, { ...commonHeaders, 'Retry-After': { $ref: '#/components/headers/Retry-After' } });
+    }
+    const op: Json = {
+      operationId: operationId(route.id),
+      'x-route-id': route.id,
+      tags: [route.tag],
+      summary: route.summary,
+      description: route.description,
+      parameters: Object.entries(route.params).map(([name, def]) => parameterObject(name, def)),
+      responses,
+    };
+    if (route.keyless) op.security = optionalAuth;
+    else if (keyed) op['x-access-tier'] = tier;
+    if ((opts.deprecations ?? []).some((d) => matchPathPattern(d.path, route.path))) op.deprecated = true;
+    paths[route.path] = { get: op };
+  }
+
+  const rl = opts.rateLimit;
+  const doc: Json = {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: 'Peppol Network Monitoring API',
+      version: opts.version ?? '1',
+      description:
+        'Read-only open data about the Peppol e-invoicing network: host liveness, incidents, participants, providers, seats, change events, anomalies, SML/SMK zones. ' +
+        'All successful responses are JSON; all errors are RFC 9457 application/problem+json. Lists return { items, next_cursor } with opaque cursors.' +
+        (keyed
+          ? ' Access mode "keyed": endpoints other than the keyless ones need a paid API key (Authorization: Bearer or X-API-Key).'
+          : ' Access mode "open": every endpoint is public; an API key is optional and only raises the rate limit.') +
+        (rl !== 'off' ? ` Rate limit: ${rl.requests} requests per ${rl.window_seconds} seconds per client identity.` : ''),
+    },
+    servers: [{ url: base }],
+    tags: [...new Set(ROUTE_LIST.map((r) => r.tag))].map((name) => ({ name })),
+    security: keyed ? [{ bearerAuth: [] }, { apiKeyHeader: [] }] : optionalAuth,
+    paths,
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
+        apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'X-API-Key: <API_KEY>' },
+      },
+      headers: {
+        'Access-Control-Allow-Origin': { description: 'Always "*".', schema: { type: 'string', const: '*' } },
+        ETag: { description: 'Strong validator of the body.', schema: { type: 'string' } },
+        'RateLimit-Policy': { description: 'Quota policy (IETF draft-ietf-httpapi-ratelimit-headers).', schema: { type: 'string' } },
+        RateLimit: { description: 'Remaining quota and reset (IETF draft-ietf-httpapi-ratelimit-headers).', schema: { type: 'string' } },
+        'RateLimit-Limit': { description: 'Requests allowed in the window.', schema: { type: 'integer' } },
+        'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
+        'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
+        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+      },
+    },
+  };
+  return doc;
+}
+
+/** The RFC 9727 API catalog (an RFC 9264 linkset) for a base URL. */
+export function apiCatalog(baseUrl: string): ApiCatalog {
+  const base = stripBase(baseUrl);
+  // Parsed rather than typed: zod's type of a catchall object cannot hold `anchor` next to the link arrays.
+  return ApiCatalog.parse({
+    linkset: [
+      {
+        anchor: `${base}/v1`,
+        'service-desc': [{ href: `${base}/openapi.json`, type: OPENAPI_MEDIA_TYPE }],
+        status: [{ href: `${base}/health`, type: JSON_CONTENT_TYPE }],
+      },
+    ],
+  });
+}

@@ -1,0 +1,40 @@
+// Shared and meta resources: Problem, Health, HealthDb, and the discovery documents.
+import { z } from 'zod';
+
+/** RFC 9457 problem details (spec "Shared"). */
+export const Problem = z.strictObject({
+  type: z.string().min(1).describe('problem type URI (see docs/api.md, "Problem catalogue"); about:blank by default'),
+  title: z.string().min(1),
+  status: z.int().min(400).max(599).describe('HTTP status'),
+  detail: z.string().optional(),
+  instance: z.string().optional().describe('the request path'),
+});
+
+export const Health = z.strictObject({ status: z.string(), service: z.string() });
+
+export const HealthDb = z.strictObject({
+  status: z.string(),
+  service: z.string(),
+  db: z.boolean().describe('true when a trivial database query returned'),
+});
+
+/** A link target object of a linkset (RFC 9264 §4.2.3). */
+export const LinkTarget = z.looseObject({ href: z.string().min(1), type: z.string().optional() });
+
+/** RFC 9727 API catalog: an RFC 9264 linkset (application/linkset+json). */
+export const ApiCatalog = z.strictObject({
+  linkset: z.array(z.object({ anchor: z.string().min(1) }).catchall(z.array(LinkTarget))),
+});
+
+/** The OpenAPI 3.1 document served at /openapi.json (structure checked loosely: it is generated). */
+export const OpenApiDocument = z.looseObject({
+  openapi: z.string().regex(/^3\.1\.\d+$/),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
+export type Problem = z.infer<typeof Problem>;
+export type Health = z.infer<typeof Health>;
+export type HealthDb = z.infer<typeof HealthDb>;
+export type ApiCatalog = z.infer<typeof ApiCatalog>;
+export type OpenApiDocument = z.infer<typeof OpenApiDocument>;
