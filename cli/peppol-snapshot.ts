@@ -5,6 +5,7 @@ import { formatIngestSummary, runIngest } from '../src/feeds/ingest.js';
 import { writeFeedDocs } from '../src/feeds/docs.js';
 import { parseDemoOptions, parseNow, runDemo } from '../src/demo/index.js';
 import { runBuild } from '../src/render/build.js';
+import { verifySnapshot } from '../src/render/verify.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_SOURCES_FAILED, EXIT_USAGE, UsageError } from '../src/util/errors.js';
 import { createProgress } from '../src/util/progress.js';
 
@@ -57,6 +58,23 @@ program
       process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; generated_at ${summary.generated_at}\n`);
       if (summary.missing_routes.length > 0) process.stderr.write(`build: routes without a renderer: ${summary.missing_routes.join(', ')}\n`);
     }
+  });
+
+program
+  .command('verify')
+  .description('check a snapshot: manifest hashes, response schemas, references between files')
+  .option('--config <file>', 'configuration file', 'publish.config.json')
+  .option('--out <dir>', 'snapshot directory (default: out from the config)')
+  .option('--json', 'print one JSON summary line on stdout')
+  .action((opts: { config: string; out?: string; json?: boolean }) => {
+    const out = opts.out ?? loadConfig(opts.config).out;
+    const summary = verifySnapshot(out);
+    if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else {
+      for (const p of summary.problems) process.stderr.write(`verify: ${p.path}: ${p.message}\n`);
+      process.stderr.write(`verify: ${summary.files} files, ${summary.exact_files} exact, ${summary.lists} lists, ${summary.chunks} chunks, ${summary.items} items, ${summary.references} references; ${summary.problems.length} problems (${summary.seconds} s)\n`);
+    }
+    process.exitCode = summary.problems.length > 0 ? EXIT_FAILURE : EXIT_OK;
   });
 
 program

@@ -1,0 +1,163 @@
+// `peppol-snapshot verify`: checks a snapshot directory on its own (docs/snapshot-format.md).
+// - every manifest shard matches its sha256; every listed file exists with its sha256 and size;
+// - every exact file validates against its route's response schema (src/api/schemas), every list
+//   chunk's items against the item schema of the route's page resource;
+// - every reference resolves: index entries -> chunks and inner nodes; an anomaly's event_refs ->
+//   events of the event feed; a participant's seats -> seat files; snapshot.json, openapi.json present.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { matchRoute, ROUTES } from '../api/routes.js';
+import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
+import { encodeSegment } from '../api/paths.js';
+import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
+import type { Manifest } from './manifest.js';
+
+export interface VerifyProblem {
+  path: string;
+  message: string;
+}
+
+export interface VerifySummary {
+  files: number;
+  exact_files: number;
+  lists: number;
+  chunks: number;
+  items: number;
+  references: number;
+  problems: VerifyProblem[];
+  seconds: number;
+}
+
+const MAX_PROBLEMS = 100;
+
+/** The URL path of an exact file (inverse of src/api/paths.ts encodeSegment). */
+export function urlPathOfExact(rel: string): string {
+  const segs = rel.slice(0, -'.json'.length).split('/');
+  return `/${segs.map((s) => decodeURIComponent(s.replace(/_([0-9a-f]{2})/g, '%$1'))).join('/')}`;
+}
+
+function schemaOf(name: string): z.ZodType | null {
+  return (RESOURCE_SCHEMAS as Record<string, z.ZodType>)[name] ?? null;
+}
+
+/** The item schema of a page resource (`{ items: [...] }`), or null. */
+function itemSchema(resource: string): z.ZodType | null {
+  const s = schemaOf(resource);
+  if (!(s instanceof z.ZodObject)) return null;
+  const items = (s.shape as Record<string, z.ZodType>).items;
+  return items instanceof z.ZodArray ? (items.element as z.ZodType) : null;
+}
+
+export function verifySnapshot(outDir: string): VerifySummary {
+  const t0 = performance.now();
+  const problems: VerifyProblem[] = [];
+  const fail = (p: string, message: string): void => {
+    if (problems.length < MAX_PROBLEMS) problems.push({ path: p, message });
+  };
+  const sum: VerifySummary = { files: 0, exact_files: 0, lists: 0, chunks: 0, items: 0, references: 0, problems, seconds: 0 };
+  const read = (rel: string): Buffer | null => {
+    try {
+      return fs.readFileSync(path.join(outDir, rel));
+    } catch {
+      return null;
+    }
+  };
+  const manifestBytes = read('manifest.json');
+  if (!manifestBytes) {
+    fail('manifest.json', 'missing');
+    return { ...sum, seconds: (performance.now() - t0) / 1000 };
+  }
+  const manifest = JSON.parse(manifestBytes.toString('utf8')) as Manifest;
+  const listed = new Set<string>();
+  const roots: string[] = [];
+  const exact: string[] = [];
+  for (const shard of manifest.shards) {
+    const body = read(shard.path);
+    if (!body) {
+      fail(shard.path, 'manifest shard missing');
+      continue;
+    }
+    if (createHash('sha256').update(body).digest('hex') !== shard.sha256) fail(shard.path, 'manifest shard sha256 mismatch');
+    for (const line of body.toString('utf8').split('\n')) {
+      if (line === '') continue;
+      const e = JSON.parse(line) as { path: string; sha256: string; bytes: number };
+      sum.files++;
+      listed.add(e.path);
+      const f = read(e.path);
+      if (!f) fail(e.path, 'listed in the manifest but missing');
+      else if (f.length !== e.bytes || createHash('sha256').update(f).digest('hex') !== e.sha256) fail(e.path, 'sha256 or size differs from the manifest');
+      if (e.path.startsWith('i/')) roots.push(e.path);
+      else if (e.path.startsWith('v1/') && e.path.endsWith('.json')) exact.push(e.path);
+    }
+  }
+  if (sum.files !== manifest.files) fail('manifest.json', `lists ${manifest.files} files, shards hold ${sum.files}`);
+  for (const need of ['snapshot.json', 'openapi.json', '.well-known/api-catalog']) if (!listed.has(need)) fail(need, 'missing from the manifest');
+
+  const eventIds = new Set<string>();
+  const anomalyRefs: Array<{ path: string; ids: string[] }> = [];
+  const seatRefs: Array<{ path: string; seat: string }> = [];
+  const json = (rel: string): unknown => JSON.parse(read(rel)!.toString('utf8'));
+
+  for (const rel of exact) {
+    sum.exact_files++;
+    const m = matchRoute(urlPathOfExact(rel));
+    if (!m) {
+      fail(rel, 'no route has this path');
+      continue;
+    }
+    const schema = schemaOf(m.route.response);
+    const body = json(rel);
+    const r = schema?.safeParse(body);
+    if (r && !r.success) fail(rel, `does not match ${m.route.response}: ${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`);
+    if (m.route.id === 'anomalies.detail') anomalyRefs.push({ path: rel, ids: (body as { event_refs: string[] }).event_refs });
+    if (m.route.id === 'participants.detail') for (const s of (body as { seats?: Array<{ seat_id: string }> }).seats ?? []) seatRefs.push({ path: rel, seat: s.seat_id });
+  }
+
+  for (const rootPath of roots) {
+    sum.lists++;
+    const routeId = rootPath.split('/')[1]!;
+    const route = (ROUTES as Record<string, { response: string }>)[decodeURIComponent(routeId.replace(/_([0-9a-f]{2})/g, '%$1'))];
+    const items = route ? itemSchema(route.response) : null;
+    const root = json(rootPath) as ListRoot;
+    let count = 0;
+    const visit = (entries: IndexNode['entries'], level: number): void => {
+      for (const e of entries) {
+        sum.references++;
+        if (!listed.has(e.path)) {
+          fail(rootPath, `references ${e.path}, which is not in the snapshot`);
+          continue;
+        }
+        if (level > 0) visit((json(e.path) as IndexNode).entries, level - 1);
+        else {
+          sum.chunks++;
+          const c = json(e.path) as Chunk;
+          if (c.items.length !== e.count || c.keys.length !== e.count) fail(e.path, `holds ${c.items.length} items, the index says ${e.count}`);
+          count += c.items.length;
+          for (const it of c.items) {
+            sum.items++;
+            const r = items?.safeParse(it);
+            if (r && !r.success) fail(e.path, `an item does not match ${route!.response} items: ${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`);
+            if (routeId === encodeSegment('events.list')) eventIds.add((it as { id: string }).id);
+          }
+        }
+      }
+    };
+    visit(root.entries, root.level);
+    if (count !== root.count) fail(rootPath, `index count ${root.count}, chunks hold ${count}`);
+  }
+
+  if (eventIds.size > 0) {
+    for (const a of anomalyRefs) for (const id of a.ids) {
+      sum.references++;
+      if (!eventIds.has(id)) fail(a.path, `event_refs names ${id}, which is not in the event feed`);
+    }
+  }
+  for (const s of seatRefs) {
+    sum.references++;
+    if (!listed.has(`v1/seats/${encodeSegment(s.seat)}.json`)) fail(s.path, `names seat ${s.seat}, which has no seat file`);
+  }
+  sum.seconds = Math.round(performance.now() - t0) / 1000;
+  return sum;
+}

@@ -1,0 +1,82 @@
+// `peppol-snapshot build` and `verify` on the small demo: a complete snapshot that verifies, every route
+// of the route table rendered, byte-identical rebuilds that rewrite nothing, and stale files removed.
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ROUTE_LIST } from '../src/api/routes.js';
+import { defaultConfig } from '../src/config/index.js';
+import { runBuild, type BuildSummary } from '../src/render/build.js';
+import { verifySnapshot } from '../src/render/verify.js';
+import { runCli } from './helpers/cli.js';
+import { copyOfSmallDemoDb } from './helpers/demo-fixture.js';
+import { tempDir } from './helpers/feeds.js';
+
+const NOW = Date.parse('2026-11-22T00:00:00Z');
+
+function tree(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.set(path.relative(dir, p), `${fs.statSync(p).mtimeMs}:${fs.statSync(p).size}`);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+describe('build', () => {
+  let db: string;
+  let out: string;
+  let first: BuildSummary;
+  beforeAll(() => {
+    db = copyOfSmallDemoDb().path;
+    out = tempDir('build-out-');
+    first = runBuild({ config: defaultConfig(), dbPath: db, outDir: out, nowMs: NOW });
+  }, 300_000);
+
+  it('renders every route of the route table and a snapshot that verifies', () => {
+    expect(first.generated_at).toBe('2026-11-22T00:00:00Z');
+    expect(first.missing_routes).toEqual([]);
+    for (const r of ROUTE_LIST) if (!r.id.startsWith('health')) expect(Object.keys(first.routes)).toContain(r.id);
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { generated_at: string; files: number };
+    expect(Object.keys(manifest)[0]).toBe('generated_at');
+    expect(manifest.files).toBe(first.files);
+    const v = verifySnapshot(out);
+    expect(v.problems).toEqual([]);
+    expect(v.files).toBe(first.files);
+  }, 300_000);
+
+  it('a rebuild with the same database and --now rewrites nothing', () => {
+    const before = tree(out);
+    const again = runBuild({ config: defaultConfig(), dbPath: db, outDir: out, nowMs: NOW });
+    expect(again.written).toBe(0);
+    expect(again.removed).toBe(0);
+    expect(again.files).toBe(first.files);
+    expect(tree(out)).toEqual(before);
+  }, 300_000);
+
+  it('verify reports a changed file and a missing one; the CLI exits 1', async () => {
+    const copy = tempDir('build-copy-');
+    fs.cpSync(out, copy, { recursive: true });
+    const victim = 'openapi.json';
+    fs.appendFileSync(path.join(copy, victim), ' ');
+    fs.rmSync(path.join(copy, 'snapshot.json'));
+    const v = verifySnapshot(copy);
+    expect(v.problems.map((p) => p.path)).toEqual(expect.arrayContaining([victim, 'snapshot.json']));
+    const r = await runCli(['verify', '--out', copy]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('sha256 or size differs');
+  }, 120_000);
+
+  it('removes files an earlier build left that this build does not produce', () => {
+    const stale = path.join(out, 'c', 'zz', 'stale-chunk.json');
+    fs.mkdirSync(path.dirname(stale), { recursive: true });
+    fs.writeFileSync(stale, '{}');
+    const again = runBuild({ config: defaultConfig(), dbPath: db, outDir: out, nowMs: NOW });
+    expect(again.removed).toBe(1);
+    expect(fs.existsSync(stale)).toBe(false);
+    expect(fs.existsSync(path.dirname(stale))).toBe(false);
+  }, 300_000);
+});
