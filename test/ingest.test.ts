@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDb } from '../src/db/index.js';
 import { SCHEMA_VERSION } from '../src/db/schema.js';
-import { MAX_LINE_BYTES } from '../src/feeds/chunk.js';
+import { MAX_LINE_BYTES, parseChunk } from '../src/feeds/chunk.js';
 import { runIngest, type IngestSummary } from '../src/feeds/ingest.js';
+import { RowEncoder } from '../src/feeds/rows.js';
+import { FEED_KINDS, type FeedKind } from '../src/feeds/schema.js';
+import { FeedWriter } from '../src/feeds/store.js';
 import { startCli, runCli } from './helpers/cli.js';
 import { lines, sampleRecords, segmentBytes, tempDir, writeFeedDir, writeIndex } from './helpers/feeds.js';
 import { startFeedServer, type FeedServer } from './helpers/http-feed-server.js';
@@ -17,8 +20,9 @@ function ingest(dbPath: string, ...urls: string[]): Promise<IngestSummary> {
   return runIngest({ dbPath, sources: urls.map((url, i) => ({ name: `src${i}`, url })), http });
 }
 
+/** With `workers` threads however small the feed (by default a small feed is parsed inline). */
 function ingestWith(workers: number, dbPath: string, url: string): Promise<IngestSummary> {
-  return runIngest({ dbPath, sources: [{ name: 'src', url }], http, workers });
+  return runIngest({ dbPath, sources: [{ name: 'src', url }], http, workers, inlineBelowBytes: 0 });
 }
 
 /** Every table's rows except bookkeeping clocks, in id order: two databases with equal dumps hold the same data. */
@@ -120,6 +124,91 @@ describe('ingest from a directory', () => {
     }
     expect(dumps[1]).toEqual(dumps[0]);
     expect(dumps[2]).toEqual(dumps[0]);
+  });
+
+  it('reads many small segments ahead and still gives the same database on 0, 1 or 3 worker threads', async () => {
+    const dir = tempDir();
+    const records = lines(sampleRecords(3_000));
+    // 40 segments of 75 lines: far more segments than the reader runs ahead by, some gzipped, one
+    // with a bad line, one empty, and duplicates of earlier segments' records.
+    writeFeedDir(dir, [
+      ...Array.from({ length: 40 }, (_, i) => ({
+        path: `s/${String(i).padStart(2, '0')}.ndjson${i % 3 === 0 ? '.gz' : ''}`,
+        lines: i === 7 ? [...records.slice(i * 75, (i + 1) * 75), 'garbage'] : records.slice(i * 75, (i + 1) * 75),
+      })),
+      { path: 's/empty.ndjson', lines: [] },
+      { path: 's/dups.ndjson', lines: records.slice(0, 20) },
+    ]);
+    const dumps = [];
+    for (const workers of [0, 1, 3]) {
+      const dbPath = join(tempDir(), 'db.sqlite');
+      const s = await ingestWith(workers, dbPath, dir);
+      expect(s.segments).toBe(42);
+      expect(s.records_total).toBe(3_020);
+      expect(s.duplicates).toBe(20);
+      expect(s.rejects).toBe(1);
+      const d = dump(dbPath);
+      // Segments are applied in listed order: ids follow the list, and each segment's rows carry its id.
+      expect((d.segments as { path: string }[]).map((r) => r.path)).toEqual([...Array.from({ length: 40 }, (_, i) => `s/${String(i).padStart(2, '0')}.ndjson${i % 3 === 0 ? '.gz' : ''}`), 's/empty.ndjson', 's/dups.ndjson']);
+      expect((d.rejects as { segment_id: number; line: number }[]).map((r) => [r.segment_id, r.line])).toEqual([[8, 76]]);
+      dumps.push(d);
+    }
+    expect(dumps[1]).toEqual(dumps[0]);
+    expect(dumps[2]).toEqual(dumps[0]);
+  });
+
+  it('stops at a refused segment although later ones were already read ahead, keeping nothing of them', async () => {
+    const dir = tempDir();
+    const specs = Array.from({ length: 30 }, (_, i) => ({ path: `s${String(i).padStart(2, '0')}.ndjson`, lines: lines(sampleRecords(40, i * 40)) }));
+    writeFeedDir(dir, specs);
+    const file = join(dir, 's12.ndjson');
+    const bytes = readFileSync(file);
+    bytes[5] = bytes[5] === 0x41 ? 0x42 : 0x41;
+    writeFileSync(file, bytes);
+    const dbPath = join(tempDir(), 'db.sqlite');
+    const s = await ingestWith(3, dbPath, dir);
+    expect(s.segments).toBe(12);
+    expect(s.refused_segments.map((r) => r.path)).toEqual(['s12.ndjson']);
+    expect(count(dbPath, 'SELECT max(path) FROM segments') as unknown).toBe('s11.ndjson');
+    expect(count(dbPath, 'SELECT count(*) FROM probe_obs')).toBe(sampleRecords(12 * 40).filter((r) => r.kind === 'probe').length);
+    // Repaired, the next run ingests the rest: the same database as one run over the good feed.
+    writeFeedDir(dir, specs);
+    const again = await ingestWith(3, dbPath, dir);
+    expect(again.segments).toBe(18);
+    const once = join(tempDir(), 'db.sqlite');
+    await ingestWith(3, once, dir);
+    expect(dump(dbPath)).toEqual(dump(once));
+  });
+
+  it('restarts full dictionaries only between chunks, so every row resolves to the right dimension', () => {
+    // Chunks of 50 records with an encoder that may hold only 5 entries: it restarts at almost
+    // every chunk, and the rows must still come out as with an encoder that never restarts.
+    const text = lines(sampleRecords(1_000)).map((l) => `${l}\n`);
+    const write = (encoder: RowEncoder) => {
+      const dbPath = join(tempDir(), 'db.sqlite');
+      const db = openDb(dbPath);
+      db.prepare("INSERT INTO sources (url, name) VALUES ('x', 'x')").run();
+      const seg = Number(db.prepare("INSERT INTO segments (source_id, path, sha256, bytes, lines, records, duplicates, rejects, ingested_at) VALUES (1, 'p', 's', 0, 0, 0, 0, 0, 0)").run().lastInsertRowid);
+      const writer = new FeedWriter(db);
+      const counts = Object.fromEntries(FEED_KINDS.map((k) => [k, 0])) as Record<FeedKind, number>;
+      writer.startSegment();
+      let resets = 0;
+      for (let i = 0; i < text.length; i += 50) {
+        const r = parseChunk(Buffer.from(text.slice(i, i + 50).join('')), encoder);
+        resets += r.dict.filter((e) => e[0] === 0).length;
+        writer.register(1, r.dict);
+        writer.writeBatch(r.batch, 1, seg, counts);
+      }
+      writer.flush();
+      db.close();
+      return { dump: dump(dbPath), resets, counts };
+    };
+    const small = write(new RowEncoder(5));
+    const large = write(new RowEncoder());
+    expect(small.resets).toBeGreaterThan(10);
+    expect(large.resets).toBe(0);
+    expect(small.counts).toEqual(large.counts);
+    expect(small.dump).toEqual(large.dump);
   });
 
   it('normalises the full Peppol participant id form to the canonical id', async () => {

@@ -1,7 +1,7 @@
 // Parsing of a chunk of feed bytes (whole lines) into rows and rejects. Runs in the parse workers, or
 // in the ingesting thread itself when there are none; either way the result is the same.
 import { type DictEntry, type RowBatch, RowEncoder } from './rows.js';
-import { parseFeedLine } from './schema.js';
+import { parseFeedLineFast } from './validate.js';
 
 /** Longest line accepted, in bytes; a longer one is rejected (and only its start is kept). */
 export const MAX_LINE_BYTES = 1 << 20;
@@ -51,7 +51,7 @@ export function parseChunk(bytes: Uint8Array, encoder: RowEncoder): ChunkResult 
     }
     if (line.endsWith('\r')) line = line.slice(0, -1);
     if (line.trim().length === 0) continue; // blank lines carry nothing
-    const r = parseFeedLine(line);
+    const r = parseFeedLineFast(line);
     if (r.ok) encoder.encode(r.record);
     else rejects.push(rejectOf(index, r.error, line));
   }

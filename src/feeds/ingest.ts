@@ -10,17 +10,30 @@
 //   an over-long line is rejected without being held whole.
 // - A line that is not JSON or fails its schema becomes a `rejects` row and never aborts the segment.
 // - A source that stays unreachable after retries is reported; the other sources still ingest.
-import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 import { openDb, type Db } from '../db/index.js';
 import { silentProgress, type Progress } from '../util/progress.js';
-import { MAX_LINE_BYTES, MAX_REJECT_RAW_CHARS, rejectOf, rejectsOnly, TOO_LONG } from './chunk.js';
-import { defaultWorkers, ParserPool } from './parser-pool.js';
+import { rejectOf, rejectsOnly, TOO_LONG } from './chunk.js';
+import { defaultWorkers, ParserPool, ReaderThread } from './parser-pool.js';
 import { FEED_KINDS, type FeedIndex, type FeedKind } from './schema.js';
-import { isHttpUrl, openSource, SourceError, withRetries, type FeedSource, type HttpOptions } from './source.js';
+import {
+  fromReadError,
+  IntegrityError,
+  isHttpUrl,
+  isTransient,
+  openSource,
+  readSegments,
+  retryDelay,
+  SourceError,
+  withRetries,
+  type HttpOptions,
+  type ReadError,
+  type SegmentRef,
+  type SegmentSink,
+} from './source.js';
 import { FeedWriter } from './store.js';
+
+export { IntegrityError } from './source.js';
 
 export interface IngestOptions {
   dbPath: string;
@@ -28,8 +41,13 @@ export interface IngestOptions {
   http: HttpOptions;
   progress?: Progress;
   log?: (line: string) => void;
-  /** Parse worker threads (default: one per CPU core); 0 parses on this thread. */
+  /** Parse worker threads (default: one per CPU core); 0 reads and parses on this thread. */
   workers?: number;
+  /**
+   * A source with less than this much new data (bytes, gzip counted eightfold) is read and parsed on
+   * this thread whatever `workers` says: starting threads costs more than they save (default 16 MiB).
+   */
+  inlineBelowBytes?: number;
   /** Injected clock for `ingested_at` (tests). */
   now?: () => number;
 }
@@ -47,14 +65,6 @@ export interface IngestSummary {
   records_per_second: number;
   failed_sources: { name: string; url: string; error: string }[];
   refused_segments: { source: string; path: string; error: string }[];
-}
-
-/** Bytes that are not what feeds.json promised: never retried, the segment is refused whole. */
-export class IntegrityError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'IntegrityError';
-  }
 }
 
 interface SegmentCounts {
@@ -91,7 +101,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     failed_sources: [],
     refused_segments: [],
   };
-  const ingester = new SegmentIngester(db, now, opts.workers ?? defaultWorkers());
+  const ingester = new SegmentIngester(db, now, opts.workers ?? defaultWorkers(), opts.inlineBelowBytes ?? INLINE_BELOW_BYTES);
   try {
     for (const src of opts.sources) {
       const url = isHttpUrl(src.url) ? src.url : resolve(src.url);
@@ -102,7 +112,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
           log(`${src.name}: feeds.json: ${(e as Error).message}; retry ${n} in ${Math.round(d)} ms`),
         );
         db.prepare('UPDATE sources SET segments_listed = ? WHERE id = ?').run(index.segments.length, sourceId);
-        const refused = await ingestSource(db, ingester, source, src.name, sourceId, index, opts.http, summary, progress, log).finally(() =>
+        const refused = await ingestSource(db, ingester, url, src.name, sourceId, index, opts.http, summary, progress, log).finally(() =>
           ingester.commit(),
         );
         if (refused) {
@@ -166,7 +176,7 @@ function markSource(db: Db, id: number, at: number, error: string | null): void 
 async function ingestSource(
   db: Db,
   ingester: SegmentIngester,
-  source: FeedSource,
+  url: string,
   name: string,
   sourceId: number,
   index: FeedIndex,
@@ -190,47 +200,72 @@ async function ingestSource(
       return error;
     }
   }
-  let n = 0;
-  for (const seg of todo) {
-    n++;
-    const label = `${name}: segment ${n}/${todo.length} ${seg.path}`;
-    try {
-      const counts = await withRetries(
-        `${name}: ${seg.path}`,
-        http,
-        () => ingester.ingest(source, sourceId, seg, (c) => progress.update(`${label}: ${c.lines} lines, ${(c.bytes / 1e6).toFixed(1)} MB`)),
-        (attempt, e, d) => log(`${name}: ${seg.path}: ${(e as Error).message}; retry ${attempt} in ${Math.round(d)} ms`),
-      );
-      summary.segments++;
-      summary.bytes += counts.bytes;
-      summary.duplicates += counts.duplicates;
-      summary.rejects += counts.rejects;
-      for (const k of FEED_KINDS) summary.records[k] += counts.records[k];
-      if (counts.rejects > 0) log(`${name}: ${seg.path}: ${counts.rejects} rejected line(s) kept in the rejects table`);
-    } catch (e) {
-      if (e instanceof IntegrityError) {
-        const error = `segment ${seg.path} refused: ${e.message}`;
-        summary.refused_segments.push({ source: name, path: seg.path, error });
-        log(`${name}: ${error}`);
-        return error;
-      }
-      throw e instanceof SourceError ? e : new SourceError(`${seg.path}: ${(e as Error).message}`);
+  const onSegment = (i: number, counts: SegmentCounts | null) => {
+    const seg = todo[i]!;
+    if (counts === null) {
+      progress.update(`${name}: segment ${i + 1}/${todo.length} ${seg.path}`);
+      return;
     }
+    summary.segments++;
+    summary.bytes += counts.bytes;
+    summary.duplicates += counts.duplicates;
+    summary.rejects += counts.rejects;
+    for (const k of FEED_KINDS) summary.records[k] += counts.records[k];
+    if (counts.rejects > 0) log(`${name}: ${seg.path}: ${counts.rejects} rejected line(s) kept in the rejects table`);
+  };
+  // Segments are read ahead; a failed one stops the reading there. A transient failure retries from
+  // that segment with exponential backoff (the count starts over once a later segment is reached).
+  let next = 0;
+  let attempt = 0;
+  while (next < todo.length) {
+    const r = await ingester.ingest(url, http, sourceId, todo, next, onSegment, (i, lines) =>
+      progress.update(`${name}: segment ${i + 1}/${todo.length} ${todo[i]!.path}: ${lines} lines`),
+    );
+    if (r.failure === null) return null;
+    const { index: failed, error: e } = r.failure;
+    if (failed > next) attempt = 0;
+    next = failed;
+    const seg = todo[failed]!;
+    if (e instanceof IntegrityError) {
+      const error = `segment ${seg.path} refused: ${e.message}`;
+      summary.refused_segments.push({ source: name, path: seg.path, error });
+      log(`${name}: ${error}`);
+      return error;
+    }
+    if (isTransient(e) && attempt < http.retries) {
+      const delay = retryDelay(http, attempt);
+      attempt++;
+      log(`${name}: ${seg.path}: ${e.message}; retry ${attempt} in ${Math.round(delay)} ms`);
+      await new Promise((ok) => setTimeout(ok, delay));
+      continue;
+    }
+    if (isTransient(e) && http.retries > 0) throw new SourceError(`${name}: ${seg.path}: still failing after ${attempt + 1} attempts: ${e.message}`);
+    throw e instanceof SourceError ? e : new SourceError(`${seg.path}: ${e.message}`);
   }
   return null;
 }
 
-/** A transaction commits after this many records or this long (see SegmentIngester). */
-const GROUP_RECORDS = 250_000;
-const GROUP_MS = 2_000;
+const INLINE_BELOW_BYTES = 16 * 1024 * 1024;
 
-/** Bytes handed to a parse worker at a time: whole lines, about this many. */
-const CHUNK_BYTES = 512 * 1024;
+/** A transaction commits after this many records or this long (see SegmentIngester). */
+const GROUP_RECORDS = 1_000_000;
+const GROUP_MS = 10_000;
+
+/** The ordered stream's markers besides parsed chunks: a segment starts, ends (verified) or failed. */
+type Marker = { start: number } | { end: number; bytes: number } | { failed: number; error: ReadError };
+
+/** What one run over a source's segments came to: the first failure, if any. */
+interface IngestRun {
+  failure: { index: number; error: Error } | null;
+}
 
 class SegmentIngester {
   private readonly writer: FeedWriter;
-  /** Started with the first segment to ingest: a run with nothing new starts no threads. */
-  private workerPool: ParserPool | null = null;
+  /** Started when first needed: a run with nothing new (or little) starts no threads. */
+  private workerPool: ParserPool<Marker> | null = null;
+  private reader: ReaderThread | null = null;
+  /** Parses on this thread; one for the whole run, since the writer keeps its encoder's dictionary. */
+  private readonly inlinePool = new ParserPool<Marker>(0);
   private readonly insertSegment;
   private readonly finishSegment;
   private readonly insertReject;
@@ -239,6 +274,7 @@ class SegmentIngester {
     private readonly db: Db,
     private readonly now: () => number,
     private readonly workers: number,
+    private readonly inlineBelowBytes: number,
   ) {
     this.writer = new FeedWriter(db);
     this.insertSegment = db.prepare(
@@ -248,14 +284,20 @@ class SegmentIngester {
     this.insertReject = db.prepare('INSERT INTO rejects (source_id, segment_id, line, error, raw, raw_truncated) VALUES (?, ?, ?, ?, ?, ?)');
   }
 
-  private get pool(): ParserPool {
-    this.workerPool ??= new ParserPool(this.workers);
+  /** The threads for `segs` from `first` on, or the inline pool when there is little to do. */
+  private poolFor(segs: SegmentRef[], first: number): ParserPool<Marker> {
+    let bytes = 0;
+    for (let i = first; i < segs.length; i++) bytes += segs[i]!.bytes * (segs[i]!.path.endsWith('.gz') ? 8 : 1);
+    if (this.workers === 0 || bytes < this.inlineBelowBytes) return this.inlinePool;
+    this.workerPool ??= new ParserPool<Marker>(this.workers);
     return this.workerPool;
   }
 
   async close(): Promise<void> {
     await this.workerPool?.close();
     this.workerPool = null;
+    await this.reader?.close();
+    this.reader = null;
   }
 
   // Segments are grouped into transactions: each segment is a savepoint (all or nothing), and the
@@ -270,149 +312,143 @@ class SegmentIngester {
     if (this.db.inTransaction) this.db.exec('COMMIT');
   }
 
-  /** One attempt at one segment, as a savepoint in the open transaction. */
-  async ingest(source: FeedSource, sourceId: number, seg: FeedIndex['segments'][number], onProgress: (c: SegmentCounts) => void): Promise<SegmentCounts> {
-    const counts: SegmentCounts = { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0 };
-    const { db, writer, pool } = this;
-    if (!db.inTransaction) {
-      db.exec('BEGIN IMMEDIATE');
-      this.groupStarted = Date.now();
-      this.groupRecords = 0;
-    }
-    db.exec('SAVEPOINT segment');
-    writer.startSegment();
-    // Results are applied in order as they arrive. After a failure, later results only update the
-    // dictionaries (so they stay in step with the workers) and are otherwise dropped.
+  /**
+   * Ingests `segs` from index `first` on, each as a savepoint in the open transaction, until the
+   * end or the first failure. Reading runs ahead (the reader verifies each segment's size and sha256
+   * before its end marker), parsing runs on the workers, and this thread applies the results in
+   * order: segment after segment, chunk after chunk.
+   */
+  async ingest(
+    url: string,
+    http: HttpOptions,
+    sourceId: number,
+    segs: SegmentRef[],
+    first: number,
+    onSegment: (index: number, counts: SegmentCounts | null) => void,
+    onProgress: (index: number, lines: number) => void,
+  ): Promise<IngestRun> {
+    const { db, writer } = this;
+    const pool = this.poolFor(segs, first);
+    let failure: IngestRun['failure'] = null;
+    // The segment being applied (-1: none) and its counts.
+    let current = -1;
     let segmentId = 0;
-    let stopped = false;
-    let applyError: unknown = null;
+    let counts: SegmentCounts = newCounts();
     let lastProgress = 0;
-    pool.onResult((res, encoder) => {
-      writer.register(encoder, res.dict);
-      if (stopped || applyError !== null) return;
-      try {
-        writer.writeBatch(res.batch, encoder, segmentId, counts.records);
-        for (const [index, error, raw, cut] of res.rejects) {
-          counts.rejects++;
-          this.insertReject.run(sourceId, segmentId, counts.lines + index + 1, error, raw, cut);
-        }
-      } catch (e) {
-        applyError = e;
-      }
-      counts.lines += res.lines;
-      if (counts.lines - lastProgress >= 50_000) {
-        lastProgress = counts.lines;
-        onProgress(counts);
-      }
-    });
-    try {
-      segmentId = Number(this.insertSegment.run(sourceId, seg.path, seg.sha256, seg.bytes, this.now()).lastInsertRowid);
-      const raw = await source.openSegment(seg.path, seg.bytes);
-      const hash = createHash('sha256');
-      const expected = seg.bytes;
-      const tap = async function* (src: AsyncIterable<Buffer>) {
-        for await (const chunk of src) {
-          counts.bytes += chunk.length;
-          if (counts.bytes > expected) throw new IntegrityError(`more than the ${expected} bytes listed in feeds.json`);
-          hash.update(chunk);
-          yield chunk;
-        }
-      };
-      const consume = async (src: AsyncIterable<Buffer>) => {
-        // Bytes are handed on as they are (the workers decode them): whole lines, about CHUNK_BYTES at
-        // a time, copied once into a buffer of their own that is transferred, not copied again.
-        let parts: Buffer[] = []; // bytes not yet handed on
-        let size = 0;
-        let whole = 0; // of which whole lines (up to and including the last '\n')
-        let skipping = false; // inside an over-long line (already rejected), discarding until its end
-        let handedOn = 0;
-        const handOn = async (n: number, last = false) => {
-          const out = Buffer.allocUnsafeSlow(n);
-          let at = 0;
-          const rest: Buffer[] = [];
-          for (const p of parts) {
-            const take = Math.min(p.length, n - at);
-            if (take > 0) p.copy(out, at, 0, take);
-            at += take;
-            if (take < p.length) rest.push(p.subarray(take));
-          }
-          parts = rest;
-          size -= n;
-          whole = 0;
-          // A segment that fits in one chunk is parsed here: no worker round trip for small segments.
-          await pool.submit(out, last && handedOn === 0);
-          handedOn++;
-        };
-        for await (const chunk of src) {
-          let c = chunk;
-          if (skipping) {
-            const nl = c.indexOf(10);
-            if (nl < 0) continue;
-            c = c.subarray(nl + 1);
-            skipping = false;
-          }
-          parts.push(c);
-          size += c.length;
-          const nl = c.lastIndexOf(10);
-          if (nl >= 0) whole = size - c.length + nl + 1;
-          if (size - whole > MAX_LINE_BYTES) {
-            // The line being read is already too long: reject it now, keep only its start.
-            if (whole > 0) await handOn(whole);
-            const start = Buffer.concat(parts).subarray(0, MAX_REJECT_RAW_CHARS * 4).toString('utf8');
-            pool.submitResult(rejectsOnly(1, [rejectOf(0, TOO_LONG, start)]));
-            parts = [];
-            size = 0;
-            skipping = true;
-          } else if (whole >= CHUNK_BYTES) {
-            await handOn(whole);
-          }
-          if (applyError !== null) throw applyError;
-        }
-        if (!skipping && size > 0) {
-          if (parts[parts.length - 1]![parts[parts.length - 1]!.length - 1] !== 10) {
-            parts.push(Buffer.from('\n'));
-            size++;
-          }
-          await handOn(size, true);
-        }
-        await pool.drain();
-        if (applyError !== null) throw applyError;
-      };
-      try {
-        if (seg.path.endsWith('.gz')) await pipeline(raw, tap, createGunzip(), consume);
-        else await pipeline(raw, tap, consume);
-      } catch (e) {
-        // zlib format errors mean the bytes are not what was promised: refuse, do not retry.
-        const code = (e as NodeJS.ErrnoException).code;
-        if (typeof code === 'string' && code.startsWith('Z_')) throw new IntegrityError(`not valid gzip (${(e as Error).message})`);
-        throw e;
-      }
-      const digest = hash.digest('hex');
-      if (counts.bytes !== expected) throw new IntegrityError(`${counts.bytes} bytes, feeds.json lists ${expected}`);
-      if (digest !== seg.sha256) throw new IntegrityError(`sha256 ${digest}, feeds.json lists ${seg.sha256}`);
-      writer.flush();
-      counts.duplicates = writer.duplicates;
-      const records = FEED_KINDS.reduce((n, k) => n + counts.records[k], 0);
-      this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, writer.minAt, writer.maxAt, segmentId);
-      db.exec('RELEASE segment');
-      this.groupRecords += records;
-      if (this.groupRecords >= GROUP_RECORDS || Date.now() - this.groupStarted >= GROUP_MS) this.commit();
-      return counts;
-    } catch (e) {
-      stopped = true;
-      // Let chunks still in the workers come back, so the dictionaries stay in step.
-      await pool.drain().catch(() => {});
-      if (db.inTransaction) {
+    const reader = pool.threads > 0 ? (this.reader ??= new ReaderThread()) : null;
+
+    const rollback = () => {
+      if (current >= 0 && db.inTransaction) {
         db.exec('ROLLBACK TO segment');
         db.exec('RELEASE segment');
       }
+      current = -1;
       writer.rolledBack();
-      if (pool.failure) {
-        // A worker died: its dictionary is gone. Start over with fresh workers.
-        await this.close();
-        writer.forgetEncoders();
+    };
+    const fail = (index: number, error: Error) => {
+      rollback();
+      failure = { index, error };
+      reader?.stop();
+    };
+
+    // Applied strictly in order. After a failure, results only update the dictionaries (so they
+    // stay in step with the workers) and are otherwise dropped.
+    pool.onDeliver((d) => {
+      if (d.result) {
+        if (reader && d.encoder !== 0) reader.credit();
+        writer.register(d.encoder, d.result.dict);
+        if (failure !== null || current < 0) return;
+        try {
+          const res = d.result;
+          writer.writeBatch(res.batch, d.encoder, segmentId, counts.records);
+          for (const [index, error, raw, cut] of res.rejects) {
+            counts.rejects++;
+            this.insertReject.run(sourceId, segmentId, counts.lines + index + 1, error, raw, cut);
+          }
+          counts.lines += res.lines;
+          if (counts.lines - lastProgress >= 50_000) {
+            lastProgress = counts.lines;
+            onProgress(current, counts.lines);
+          }
+        } catch (e) {
+          fail(current, e as Error);
+        }
+        return;
       }
-      throw e;
+      if (failure !== null) return;
+      const m = d.marker;
+      try {
+        if ('start' in m) {
+          if (!db.inTransaction) {
+            db.exec('BEGIN IMMEDIATE');
+            this.groupStarted = Date.now();
+            this.groupRecords = 0;
+          }
+          db.exec('SAVEPOINT segment');
+          current = m.start;
+          const seg = segs[current]!;
+          counts = newCounts();
+          lastProgress = 0;
+          writer.startSegment();
+          segmentId = Number(this.insertSegment.run(sourceId, seg.path, seg.sha256, seg.bytes, this.now()).lastInsertRowid);
+          onSegment(current, null);
+        } else if ('end' in m) {
+          counts.bytes = m.bytes;
+          writer.flush();
+          counts.duplicates = writer.duplicates;
+          const records = FEED_KINDS.reduce((n, k) => n + counts.records[k], 0);
+          this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, writer.minAt, writer.maxAt, segmentId);
+          db.exec('RELEASE segment');
+          const done = current;
+          current = -1;
+          this.groupRecords += records;
+          if (this.groupRecords >= GROUP_RECORDS || Date.now() - this.groupStarted >= GROUP_MS) this.commit();
+          onSegment(done, counts);
+        } else {
+          fail(m.failed, fromReadError(m.error));
+        }
+      } catch (e) {
+        fail(current >= 0 ? current : 'start' in m ? m.start : first, e as Error);
+      }
+    });
+
+    const sink: SegmentSink = {
+      start: (index) => pool.submitMarker({ start: index }),
+      chunk: (_index, bytes) => {
+        if (failure === null && pool.failure === null) pool.submit(bytes);
+      },
+      tooLong: (_index, start) => {
+        if (failure === null) pool.submitResult(rejectsOnly(1, [rejectOf(0, TOO_LONG, start)]));
+      },
+      end: (index, bytes) => pool.submitMarker({ end: index, bytes }),
+      error: (index, error) => pool.submitMarker({ failed: index, error }),
+    };
+    try {
+      if (reader) {
+        // Read ahead by a few chunks per worker: enough to keep them busy across segment ends.
+        const options = { timeout_ms: http.timeout_ms, retries: http.retries, retry_base_ms: http.retry_base_ms };
+        await Promise.race([reader.read(url, options, segs, first, Math.max(4, pool.threads * 3), sink), pool.failed]);
+      } else {
+        const source = openSource(url, http);
+        try {
+          await readSegments(source, segs, first, sink, () => failure !== null);
+        } finally {
+          await source.close();
+        }
+      }
+      await pool.drain();
+    } catch (e) {
+      // A worker or the reader died: its dictionary is gone. Start over with fresh threads.
+      await pool.drain().catch(() => {});
+      const at = current >= 0 ? current : first;
+      if (failure === null) fail(at, e as Error);
+      await this.close();
+      writer.forgetWorkerEncoders();
     }
+    return { failure };
   }
+}
+
+function newCounts(): SegmentCounts {
+  return { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0 };
 }

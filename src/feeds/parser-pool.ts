@@ -1,16 +1,19 @@
-// Parses chunks of feed text on worker threads and delivers the results in submission order.
+// The threads of ingest: parse workers, which turn chunks of feed bytes into rows, and a reader,
+// which reads, verifies and chunks segments ahead of the writer (see source.ts).
 //
 // JSON parsing and schema validation are most of the CPU cost of ingest; SQLite writes must stay on one
-// connection. So the ingesting thread cuts the bytes into chunks of whole lines, the workers parse them,
-// and the results come back to the ingesting thread, which applies them strictly in order. With
-// `workers: 0` the same parsing runs inline (same code, same results).
+// connection. So the ingesting thread hands chunks of whole lines to the workers, and their results
+// come back to it, which applies them strictly in submission order, interleaved with the markers it
+// submitted in between (segment starts and ends). With `workers: 0` the same parsing runs inline
+// (same code, same results).
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { type ChunkResult, parseChunk } from './chunk.js';
 import { RowEncoder } from './rows.js';
+import type { HttpOptions, ReadError, SegmentRef, SegmentSink } from './source.js';
 
-/** Called in submission order with each chunk's result and the encoder (worker) that made it. */
-export type Deliver = (result: ChunkResult, encoder: number) => void;
+/** One item of the ordered stream: a parsed chunk (and the encoder that made it), or a marker. */
+export type Delivery<M> = { result: ChunkResult; encoder: number; marker?: undefined } | { marker: M; result?: undefined };
 
 /** The worker script: next to the bundle in dist/, or dist/ of the project when running from source. */
 function workerUrl(): URL {
@@ -23,27 +26,27 @@ export function defaultWorkers(): number {
   return availableParallelism();
 }
 
-interface Pending {
-  result: ChunkResult | null;
-  encoder: number;
-}
-
-export class ParserPool {
+export class ParserPool<M> {
   private readonly workers: Worker[] = [];
   private readonly inflight: number[] = [];
   private readonly inline = new RowEncoder();
-  private readonly pending = new Map<number, Pending>();
+  /** Delivered items by sequence number; null while a worker still has the chunk. */
+  private readonly pending = new Map<number, Delivery<M> | null>();
   private nextSeq = 0;
   private nextDeliver = 0;
-  private deliver: Deliver = () => {};
+  private deliver: (d: Delivery<M>) => void = () => {};
   private waiters: (() => void)[] = [];
-  private readonly maxInflight: number;
   /** Set when a worker died: the pool is unusable (its dictionaries are lost) and must be replaced. */
   failure: Error | null = null;
+  /** Rejects when a worker dies (for racing against other waits). */
+  readonly failed: Promise<never>;
+  private rejectFailed: (e: Error) => void = () => {};
 
   constructor(workers: number) {
+    this.failed = new Promise<never>((_, reject) => (this.rejectFailed = reject));
+    this.failed.catch(() => {}); // observed through `failure` when nobody races it
     for (let i = 0; i < workers; i++) {
-      const w = new Worker(workerUrl());
+      const w = new Worker(workerUrl(), { workerData: { role: 'parse' } });
       const encoder = i + 1; // 0 is the inline encoder
       w.on('message', (m: { seq: number; result: ChunkResult }) => {
         this.inflight[i]!--;
@@ -57,16 +60,20 @@ export class ParserPool {
       this.workers.push(w);
       this.inflight.push(0);
     }
-    this.maxInflight = Math.max(2, workers * 3);
   }
 
-  /** Sets where results go from now on. `deliver` must not throw. */
-  onResult(deliver: Deliver): void {
+  get threads(): number {
+    return this.workers.length;
+  }
+
+  /** Sets where items go, in submission order. `deliver` must not throw. */
+  onDeliver(deliver: (d: Delivery<M>) => void): void {
     this.deliver = deliver;
   }
 
   private fail(e: Error): void {
     this.failure ??= e;
+    this.rejectFailed(this.failure);
     this.wake();
   }
 
@@ -77,32 +84,28 @@ export class ParserPool {
   }
 
   private flush(): void {
-    for (let p = this.pending.get(this.nextDeliver); p?.result; p = this.pending.get(this.nextDeliver)) {
+    for (let d = this.pending.get(this.nextDeliver); d; d = this.pending.get(this.nextDeliver)) {
       this.pending.delete(this.nextDeliver);
       this.nextDeliver++;
-      this.deliver(p.result, p.encoder);
+      this.deliver(d);
     }
     this.wake();
   }
 
-  private async until(done: () => boolean): Promise<void> {
-    while (!done()) {
-      if (this.failure) throw this.failure;
-      await new Promise<void>((r) => this.waiters.push(r));
-    }
-    if (this.failure) throw this.failure;
+  /** Items submitted and not yet delivered. */
+  get outstanding(): number {
+    return this.nextSeq - this.nextDeliver;
   }
 
   /**
-   * Queues a chunk of whole lines; resolves when there is room for more. The chunk's memory is
-   * transferred to the worker: `bytes` must own its ArrayBuffer whole and is unusable afterwards.
-   * `inline` parses it on this thread instead (still delivered in order): for a small segment the
-   * round trip to a worker costs more than it saves.
+   * Queues a chunk of whole lines. Its memory is transferred to a worker: `bytes` must own its
+   * ArrayBuffer whole and is unusable afterwards. Without workers it is parsed (and delivered) now.
+   * The caller bounds how much it submits (see `outstanding`).
    */
-  async submit(bytes: Uint8Array, inline = false): Promise<void> {
+  submit(bytes: Uint8Array): void {
     if (this.failure) throw this.failure;
     const seq = this.nextSeq++;
-    if (inline || this.workers.length === 0) {
+    if (this.workers.length === 0) {
       this.pending.set(seq, { result: parseChunk(bytes, this.inline), encoder: 0 });
       this.flush();
       return;
@@ -110,24 +113,121 @@ export class ParserPool {
     let i = 0;
     for (let j = 1; j < this.workers.length; j++) if (this.inflight[j]! < this.inflight[i]!) i = j;
     this.inflight[i]!++;
-    this.pending.set(seq, { result: null, encoder: i + 1 });
+    this.pending.set(seq, null);
     this.workers[i]!.postMessage({ seq, bytes }, [bytes.buffer as ArrayBuffer]);
-    await this.until(() => this.nextSeq - this.nextDeliver < this.maxInflight);
   }
 
   /** Queues a result made by the caller (e.g. a line rejected before parsing), in order with the rest. */
   submitResult(result: ChunkResult): void {
-    const seq = this.nextSeq++;
-    this.pending.set(seq, { result, encoder: 0 });
+    this.pending.set(this.nextSeq++, { result, encoder: 0 });
     this.flush();
   }
 
-  /** Waits until every submitted chunk has been delivered; throws when a worker died. */
+  /** Queues a marker, delivered in order with the rest. */
+  submitMarker(marker: M): void {
+    this.pending.set(this.nextSeq++, { marker });
+    this.flush();
+  }
+
+  /** Waits until at most `n` items are outstanding; throws when a worker died. */
+  async until(n: number): Promise<void> {
+    while (this.outstanding > n) {
+      if (this.failure) throw this.failure;
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+    if (this.failure) throw this.failure;
+  }
+
+  /** Waits until every submitted item has been delivered; throws when a worker died. */
   async drain(): Promise<void> {
-    await this.until(() => this.nextSeq === this.nextDeliver);
+    await this.until(0);
   }
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+/** Messages of the reader thread (see parse-worker.ts). */
+export type ToReader =
+  | { type: 'read'; gen: number; url: string; http: HttpOptions; segments: SegmentRef[]; first: number; credits: number }
+  | { type: 'credit'; gen: number }
+  | { type: 'stop'; gen: number };
+export type FromReader =
+  | { gen: number; type: 'start'; index: number }
+  | { gen: number; type: 'chunk'; index: number; bytes: Uint8Array }
+  | { gen: number; type: 'tooLong'; index: number; start: string }
+  | { gen: number; type: 'end'; index: number; bytes: number }
+  | { gen: number; type: 'error'; index: number; error: ReadError }
+  | { gen: number; type: 'done' };
+
+/**
+ * The reader thread, seen from the ingesting thread: one read at a time, its events passed to a
+ * sink in order. The reader runs ahead by at most `credits` chunks; the caller returns a credit
+ * (`credit()`) for each chunk it is done with.
+ */
+export class ReaderThread {
+  private readonly worker: Worker;
+  private gen = 0;
+  private sink: SegmentSink | null = null;
+  private finished: (() => void) | null = null;
+  private failure: ((e: Error) => void) | null = null;
+
+  constructor() {
+    this.worker = new Worker(workerUrl(), { workerData: { role: 'reader' } });
+    this.worker.on('message', (m: FromReader) => {
+      const sink = this.sink;
+      if (m.gen !== this.gen || !sink) return; // a read that was stopped
+      switch (m.type) {
+        case 'start':
+          return sink.start(m.index);
+        case 'chunk':
+          return void sink.chunk(m.index, m.bytes);
+        case 'tooLong':
+          return sink.tooLong(m.index, m.start);
+        case 'end':
+          return sink.end(m.index, m.bytes);
+        case 'error':
+          return sink.error(m.index, m.error);
+        case 'done':
+          this.sink = null;
+          return this.finished?.();
+      }
+    });
+    const fail = (e: Error) => {
+      this.sink = null;
+      this.failure?.(e);
+    };
+    this.worker.on('error', (e) => fail(new Error(`segment reader failed: ${e.message}`)));
+    this.worker.on('exit', (code) => fail(new Error(`segment reader exited with code ${code}`)));
+  }
+
+  /** Reads segments from `first` on into `sink`; resolves when the reader has finished or was stopped. */
+  read(url: string, http: HttpOptions, segments: SegmentRef[], first: number, credits: number, sink: SegmentSink): Promise<void> {
+    const gen = ++this.gen;
+    this.sink = sink;
+    return new Promise<void>((resolve, reject) => {
+      this.finished = resolve;
+      this.failure = reject;
+      this.post({ type: 'read', gen, url, http, segments, first, credits });
+    });
+  }
+
+  credit(): void {
+    this.post({ type: 'credit', gen: this.gen });
+  }
+
+  /** Asks the current read to stop; its `read()` promise resolves once it has. */
+  stop(): void {
+    this.post({ type: 'stop', gen: this.gen });
+  }
+
+  private post(m: ToReader): void {
+    this.worker.postMessage(m);
+  }
+
+  async close(): Promise<void> {
+    this.worker.removeAllListeners('exit');
+    await this.worker.terminate();
   }
 }

@@ -6,9 +6,12 @@
 // as flat rows `[kind, at, ...]`. Values shared by many records (hosts, locations, networks,
 // certificates, endpoint sets) are replaced by small ids of the encoder's dictionary; each new entry is
 // emitted once, before the first batch that uses it, and the writer resolves entries to database ids.
-// The dictionary is bounded: when full it starts over and says so with a reset entry.
+// The dictionary is bounded: when full it starts over, between two chunks, and says so with a reset
+// entry at the start of the next chunk's entries (never in the middle of a chunk: the writer registers
+// a chunk's entries before it writes the chunk's rows, so ids made before a reset would be misread).
 import { createHash } from 'node:crypto';
-import type { FeedKind, FeedRecord, SmpRecord } from './schema.js';
+import type { FeedKind, FeedRecord, ProbeRecord, SmpRecord } from './schema.js';
+import { timestampMs } from './validate.js';
 
 export const KIND_BY_CODE: FeedKind[] = ['probe', 'directory', 'sml', 'smp', 'member', 'curation', 'zone', 'ack'];
 
@@ -27,9 +30,10 @@ export type DictEntry = (string | number | null)[];
 /**
  * Per record, in order: its kind in `kinds`; then, by kind,
  * - probe:     nums [at, host, role (0 SMP, 1 AP), location, result, dns, tcp, tls, http, total, network, cert (-1: none)], strs [error]
- * - directory: nums [at, present, has_card], strs [pid, scheme, value, name, country, registration_date]
- * - sml:       nums [at, registered, smp host (-1: none)], strs [pid, scheme, value, zone]
- * - smp:       nums [at, smp host, endpoint set], strs [pid, scheme, value]
+ * - directory: nums [at, present, has_card], strs [pid, name, country, registration_date]
+ * - sml:       nums [at, registered, smp host (-1: none)], strs [pid, zone]
+ * - smp:       nums [at, smp host, endpoint set], strs [pid]
+ * (pid is the canonical participant id `scheme::value`: the writer splits it when it is new.)
  * - others:    one row in `other`: [kind, at, ...fields]
  */
 export interface RowBatch {
@@ -49,13 +53,29 @@ const RESULT = { up: 0, degraded: 1, down: 2 } as const;
 const b = (x: boolean): number => (x ? 1 : 0);
 
 /** Milliseconds since the epoch of a validated ISO 8601 timestamp. */
-export function toMs(iso: string): number {
-  return Date.parse(iso);
-}
+export const toMs = timestampMs;
 
 const DICT_LIMIT = 100_000;
 
+/** What a host's previous probe used: a fleet reports the same addresses and certificate for hours. */
+interface HostProbeState {
+  ips: readonly string[];
+  ptr: string | null;
+  network: number;
+  fingerprint: string | null;
+  cert: number;
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export class RowEncoder {
+  /** `limit`: dictionary entries after which it starts over (at the next chunk). */
+  constructor(private readonly limit = DICT_LIMIT) {}
+
   private readonly ids: Map<string, number>[] = Array.from({ length: DIM_TYPES }, () => new Map());
   private size = 0;
   private dict: DictEntry[] = [];
@@ -65,6 +85,10 @@ export class RowEncoder {
   private nn = 0;
   private strs: (string | null)[] = [];
   private other: Row[] = [];
+  /** By local host id: see HostProbeState. */
+  private probeState: (HostProbeState | undefined)[] = [];
+  private lastAtText = '';
+  private lastAt = NaN;
 
   /** The records encoded since the last call, and the dictionary entries they introduced. */
   take(): { batch: RowBatch; dict: DictEntry[] } {
@@ -75,7 +99,24 @@ export class RowEncoder {
     this.strs = [];
     this.other = [];
     this.dict = [];
+    if (this.size >= this.limit) {
+      // Full: start over before the next chunk (see the top of this file).
+      for (const m of this.ids) m.clear();
+      this.size = 0;
+      this.probeState = [];
+      this.lastHostId = -1;
+      this.dict.push([D_RESET]);
+    }
     return { batch, dict };
+  }
+
+  /** Records of a batch mostly share their time: the last conversion is kept. */
+  private at(text: string): number {
+    if (text !== this.lastAtText) {
+      this.lastAtText = text;
+      this.lastAt = timestampMs(text);
+    }
+    return this.lastAt;
   }
 
   private kind(k: number): void {
@@ -108,11 +149,6 @@ export class RowEncoder {
     const map = this.ids[type]!;
     let id = map.get(key);
     if (id === undefined) {
-      if (this.size >= DICT_LIMIT) {
-        for (const m of this.ids) m.clear();
-        this.size = 0;
-        this.dict.push([D_RESET]);
-      }
       id = map.size;
       map.set(key, id);
       this.size++;
@@ -121,25 +157,50 @@ export class RowEncoder {
     return id;
   }
 
+  private lastHost = '';
+  private lastHostId = -1;
+
+  /** Consecutive probes are often of one host: the last lookup is kept. */
   private host(hostname: string): number {
-    return this.id(D_HOST, hostname, () => [hostname]);
+    if (hostname !== this.lastHost || this.lastHostId < 0) {
+      this.lastHostId = this.id(D_HOST, hostname, () => [hostname]);
+      this.lastHost = hostname;
+    }
+    return this.lastHostId;
   }
 
   private location(name: string): number {
     return this.id(D_LOCATION, name, () => [name]);
   }
 
+  /** Network and certificate ids of a probe, through the host's previous probe when they are the same. */
+  private probeDims(host: number, r: ProbeRecord): HostProbeState {
+    let st = this.probeState[host];
+    if (st === undefined) this.probeState[host] = st = { ips: [], ptr: null, network: -1, fingerprint: null, cert: -1 };
+    const { ips, ptr } = r;
+    if (st.network < 0 || ptr !== st.ptr || !sameStrings(ips, st.ips)) {
+      st.network = this.id(D_NETWORK, `${ips.join(' ')}|${ptr ?? ''}`, () => [JSON.stringify(ips), ptr]);
+      st.ips = ips;
+      st.ptr = ptr;
+    }
+    const c = r.cert;
+    if (c === null) {
+      st.fingerprint = null;
+      st.cert = -1;
+    } else if (c.fingerprint !== st.fingerprint) {
+      st.cert = this.id(D_CERT, c.fingerprint, () => [c.fingerprint, c.subject, c.issuer, toMs(c.not_before), toMs(c.not_after)]);
+      st.fingerprint = c.fingerprint;
+    }
+    return st;
+  }
+
   encode(r: FeedRecord): void {
-    const at = toMs(r.at);
+    const at = this.at(r.at);
     switch (r.kind) {
       case 'probe': {
         const p = r.phases;
-        const ptr = r.ptr;
-        const ips = r.ips;
-        const net = this.id(D_NETWORK, `${ips.join(' ')}|${ptr ?? ''}`, () => [JSON.stringify(ips), ptr]);
-        const c = r.cert;
-        const cert = c ? this.id(D_CERT, c.fingerprint, () => [c.fingerprint, c.subject, c.issuer, toMs(c.not_before), toMs(c.not_after)]) : -1;
         const host = this.host(r.hostname);
+        const { network: net, cert } = this.probeDims(host, r);
         const location = this.location(r.location);
         this.kind(0);
         const nums = this.room(PROBE_NUMS);
@@ -164,13 +225,13 @@ export class RowEncoder {
         const c = r.card;
         this.kind(1);
         this.push3(at, b(r.present), c ? 1 : 0);
-        this.strs.push(r.participant.id, r.participant.scheme, r.participant.value, c?.name ?? null, c?.countryCode ?? null, c?.registrationDate ?? null);
+        this.strs.push(r.participant.id, c?.name ?? null, c?.countryCode ?? null, c?.registrationDate ?? null);
         return;
       }
       case 'sml':
         this.kind(2);
         this.push3(at, b(r.registered), r.smp ? this.host(r.smp) : -1);
-        this.strs.push(r.participant.id, r.participant.scheme, r.participant.value, r.zone ?? null);
+        this.strs.push(r.participant.id, r.zone ?? null);
         return;
       case 'smp': {
         // Keyed by the endpoints as given (cheap); the canonical form is computed once per new key.
@@ -183,7 +244,7 @@ export class RowEncoder {
         const host = this.host(r.smp);
         this.kind(3);
         this.push3(at, host, eps);
-        this.strs.push(r.participant.id, r.participant.scheme, r.participant.value);
+        this.strs.push(r.participant.id);
         return;
       }
       case 'member': {

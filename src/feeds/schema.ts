@@ -9,8 +9,9 @@ import { z } from 'zod';
 import { isIPv6 } from './ip.js';
 import { parseParticipantId, SEAT_ID_RE, type ParticipantId } from './ids.js';
 
-const HOSTNAME_RE = /^(?=.{1,253}$)[a-zA-Z0-9_](?:[a-zA-Z0-9_-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9_](?:[a-zA-Z0-9_-]{0,61}[a-zA-Z0-9])?)+$/;
-const LOCATION_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
+// The patterns are exported for the fast validator (validate.ts), which must apply exactly these rules.
+export const HOSTNAME_RE = /^(?=.{1,253}$)[a-zA-Z0-9_](?:[a-zA-Z0-9_-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9_](?:[a-zA-Z0-9_-]{0,61}[a-zA-Z0-9])?)+$/;
+export const LOCATION_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 // Hostnames, fingerprints and addresses use one anchored regex (and `overwrite` for lower-casing):
 // feeds carry millions of them, and zod's pipe/transform machinery costs several times more per field.
@@ -44,13 +45,18 @@ export const SeatId = z.string().regex(SEAT_ID_RE, 'expected a seat id P[A-Z]{2}
 export const Role = z.enum(['SMP', 'AP']).describe('host role');
 export const ProbeResult = z.enum(['up', 'degraded', 'down']);
 
+export const FINGERPRINT_RE = /^[0-9a-fA-F]{64}$/;
+export const COUNTRY_RE = /^[A-Z]{2}$/;
+/** Member keys and curation slugs. */
+export const KEY_RE = /^[a-z0-9][a-z0-9-]{0,99}$/;
+
 const Fingerprint = z
   .string()
-  .regex(/^[0-9a-fA-F]{64}$/, 'expected a SHA-256 fingerprint (64 hex digits)')
+  .regex(FINGERPRINT_RE, 'expected a SHA-256 fingerprint (64 hex digits)')
   .overwrite((s) => s.toLowerCase())
   .describe('SHA-256 fingerprint, hex (normalised to lower case)');
 
-const IPV4_RE = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+export const IPV4_RE = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 export const IpAddress = z
   .string()
   .max(45)
@@ -92,7 +98,7 @@ export const BusinessCard = z
     name: z.string().max(1024).nullable(),
     countryCode: z
       .string()
-      .regex(/^[A-Z]{2}$/, 'expected an ISO 3166-1 alpha-2 country code')
+      .regex(COUNTRY_RE, 'expected an ISO 3166-1 alpha-2 country code')
       .nullable(),
     registrationDate: IsoDate.nullable(),
   })
@@ -149,10 +155,10 @@ export const MemberRecord = z
   .object({
     kind: z.literal('member'),
     at: Timestamp,
-    key: z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, 'expected a URL-safe member key [a-z0-9-]'),
+    key: z.string().regex(KEY_RE, 'expected a URL-safe member key [a-z0-9-]'),
     trade_name: z.string().min(1).max(512),
     legal_name: z.string().max(512).nullable(),
-    country: z.string().regex(/^[A-Z]{2}$/, 'expected an ISO 3166-1 alpha-2 country code').nullable(),
+    country: z.string().regex(COUNTRY_RE, 'expected an ISO 3166-1 alpha-2 country code').nullable(),
     url: z.url({ protocol: /^https?$/ }).max(2048).nullable().describe('website (http or https)'),
     flags: z.object({
       peppol_authority: z.boolean(),
@@ -170,9 +176,9 @@ export const CurationRecord = z
   .object({
     kind: z.literal('curation'),
     at: Timestamp,
-    slug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, 'expected a URL-safe slug [a-z0-9-]'),
+    slug: z.string().regex(KEY_RE, 'expected a URL-safe slug [a-z0-9-]'),
     name: z.string().min(1).max(512),
-    country: z.string().regex(/^[A-Z]{2}$/, 'expected an ISO 3166-1 alpha-2 country code').nullable(),
+    country: z.string().regex(COUNTRY_RE, 'expected an ISO 3166-1 alpha-2 country code').nullable(),
     natural_key: z.string().max(256).nullable().describe('e.g. the company registration number'),
     notes: z.string().max(4096).nullable(),
     seats: z.array(SeatId).max(1000).describe('seat ids verified to belong to this provider'),

@@ -1,11 +1,20 @@
 // Feed sources: a directory or an http(s) URL holding feeds.json and the segments it lists.
 // HTTP uses undici with connect/header/body timeouts; transient failures (connection errors,
 // timeouts, 5xx, 429) are retried with exponential backoff by the caller through `isTransient`.
+//
+// `readSegments` reads segments one after the other, ahead of the writer: it verifies each one's
+// size and sha256 and cuts its (gunzipped) bytes into chunks of whole lines. It runs on a reader
+// thread (parse-worker.ts) so that reading, hashing and gunzip cost the writer's thread nothing, or
+// on the ingesting thread itself with `workers: 0`.
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Agent, errors as undiciErrors, request } from 'undici';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import type { Agent } from 'undici';
+import { MAX_LINE_BYTES, MAX_REJECT_RAW_CHARS } from './chunk.js';
 import { FeedIndex, formatIssues } from './schema.js';
 
 export interface HttpOptions {
@@ -38,6 +47,14 @@ export class SourceError extends Error {
   }
 }
 
+/** Bytes that are not what feeds.json promised: never retried, the segment is refused whole. */
+export class IntegrityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IntegrityError';
+  }
+}
+
 const TRANSIENT_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -54,9 +71,18 @@ const TRANSIENT_CODES = new Set([
   'UND_ERR_ABORTED',
 ]);
 
+// undici is loaded on first use of an HTTP source: a directory source (and every parse worker, which
+// shares this bundle's imports) does without its start-up cost.
+let undici: typeof import('undici') | null = null;
+async function loadUndici(): Promise<typeof import('undici')> {
+  undici ??= await import('undici');
+  return undici;
+}
+
 export function isTransient(e: unknown): boolean {
   if (e instanceof TransientError) return true;
-  if (e instanceof undiciErrors.UndiciError) return true;
+  // Without undici loaded there are no undici errors.
+  if (undici && e instanceof undici.errors.UndiciError) return true;
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === 'string' && TRANSIENT_CODES.has(code);
 }
@@ -118,18 +144,12 @@ class DirSource implements FeedSource {
 
 class HttpSource implements FeedSource {
   private readonly base: URL;
-  private readonly agent: Agent;
+  private agent: Agent | null = null;
   constructor(
     readonly url: string,
     private readonly http: HttpOptions,
   ) {
     this.base = new URL(url.endsWith('/') ? url : `${url}/`);
-    this.agent = new Agent({
-      connect: { timeout: http.timeout_ms },
-      headersTimeout: http.timeout_ms,
-      bodyTimeout: http.timeout_ms,
-      keepAliveTimeout: 4_000,
-    });
   }
 
   private resolve(path: string): URL {
@@ -138,6 +158,9 @@ class HttpSource implements FeedSource {
 
   private async get(path: string) {
     const target = this.resolve(path);
+    const { Agent, request } = await loadUndici();
+    const timeout = this.http.timeout_ms;
+    this.agent ??= new Agent({ connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout, keepAliveTimeout: 4_000 });
     const res = await request(target, {
       method: 'GET',
       dispatcher: this.agent,
@@ -162,8 +185,13 @@ class HttpSource implements FeedSource {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
+}
+
+/** Backoff before retry `attempt + 1`: base, 2×base, 4×base, ... with ±25% jitter. */
+export function retryDelay(http: HttpOptions, attempt: number): number {
+  return http.retry_base_ms * 2 ** attempt * (0.75 + Math.random() * 0.5);
 }
 
 /** Retries `fn` on transient errors with exponential backoff and jitter: base, 2×base, 4×base, ... */
@@ -183,9 +211,167 @@ export async function withRetries<T>(
         }
         throw e;
       }
-      const delay = http.retry_base_ms * 2 ** attempt * (0.75 + Math.random() * 0.5);
+      const delay = retryDelay(http, attempt);
       onRetry?.(attempt + 1, e, delay);
       await new Promise((r) => setTimeout(r, delay));
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading segments ahead of the writer.
+
+export type SegmentRef = FeedIndex['segments'][number];
+
+/** A reader's failure, as it crosses threads: the kind decides whether the segment is retried. */
+export interface ReadError {
+  kind: 'integrity' | 'transient' | 'source' | 'other';
+  message: string;
+}
+
+export function toReadError(e: unknown): ReadError {
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof IntegrityError) return { kind: 'integrity', message };
+  if (isTransient(e)) return { kind: 'transient', message };
+  if (e instanceof SourceError) return { kind: 'source', message };
+  return { kind: 'other', message };
+}
+
+export function fromReadError(e: ReadError): Error {
+  switch (e.kind) {
+    case 'integrity':
+      return new IntegrityError(e.message);
+    case 'transient':
+      return new TransientError(e.message);
+    case 'source':
+      return new SourceError(e.message);
+    default:
+      return new Error(e.message);
+  }
+}
+
+/**
+ * Where a reader's output goes, in order. For each segment: `start`, then its chunks (and the starts
+ * of over-long lines) in order, then `end` once size and sha256 are verified, or `error` (after
+ * which the reader stops). `chunk` resolves when the reader may go on (back pressure).
+ */
+export interface SegmentSink {
+  start(index: number): void;
+  chunk(index: number, bytes: Uint8Array): Promise<void> | void;
+  tooLong(index: number, start: string): void;
+  end(index: number, bytes: number): void;
+  error(index: number, error: ReadError): void;
+}
+
+/** Thrown inside a read that was asked to stop; never reported. */
+class Stopped extends Error {}
+
+/** Bytes handed on at a time: whole lines, about this many. */
+export const CHUNK_BYTES = 512 * 1024;
+
+/**
+ * Reads `segments` from index `first` on, in order, until the end, an error, or `stopped()`.
+ * Memory stays flat: bytes are streamed, and an over-long line is skipped to its end once its start
+ * has been reported.
+ */
+export async function readSegments(source: FeedSource, segments: readonly SegmentRef[], first: number, sink: SegmentSink, stopped: () => boolean): Promise<void> {
+  for (let i = first; i < segments.length && !stopped(); i++) {
+    sink.start(i);
+    try {
+      sink.end(i, await readSegment(source, segments[i]!, (bytes) => sink.chunk(i, bytes), (start) => sink.tooLong(i, start), stopped));
+    } catch (e) {
+      if (!(e instanceof Stopped)) sink.error(i, toReadError(e));
+      return;
+    }
+  }
+}
+
+/** Reads one segment; returns its size once size and sha256 match feeds.json, else throws. */
+async function readSegment(
+  source: FeedSource,
+  seg: SegmentRef,
+  chunk: (bytes: Uint8Array) => Promise<void> | void,
+  tooLong: (start: string) => void,
+  stopped: () => boolean,
+): Promise<number> {
+  const raw = await source.openSegment(seg.path, seg.bytes);
+  const hash = createHash('sha256');
+  const expected = seg.bytes;
+  let size = 0;
+  const tap = async function* (src: AsyncIterable<Buffer>) {
+    for await (const c of src) {
+      if (stopped()) throw new Stopped();
+      size += c.length;
+      if (size > expected) throw new IntegrityError(`more than the ${expected} bytes listed in feeds.json`);
+      hash.update(c);
+      yield c;
+    }
+  };
+  const consume = async (src: AsyncIterable<Buffer>) => {
+    // Whole lines, about CHUNK_BYTES at a time, copied once into a buffer of their own that the
+    // parse worker receives without a further copy.
+    let parts: Buffer[] = []; // bytes not yet handed on
+    let held = 0;
+    let whole = 0; // of which whole lines (up to and including the last '\n')
+    let skipping = false; // inside an over-long line (already reported), discarding until its end
+    const handOn = async (n: number) => {
+      const out = Buffer.allocUnsafeSlow(n);
+      let at = 0;
+      const rest: Buffer[] = [];
+      for (const p of parts) {
+        const take = Math.min(p.length, n - at);
+        if (take > 0) p.copy(out, at, 0, take);
+        at += take;
+        if (take < p.length) rest.push(p.subarray(take));
+      }
+      parts = rest;
+      held -= n;
+      whole = 0;
+      await chunk(out);
+    };
+    for await (const c0 of src) {
+      let c = c0;
+      if (skipping) {
+        const nl = c.indexOf(10);
+        if (nl < 0) continue;
+        c = c.subarray(nl + 1);
+        skipping = false;
+      }
+      parts.push(c);
+      held += c.length;
+      const nl = c.lastIndexOf(10);
+      if (nl >= 0) whole = held - c.length + nl + 1;
+      if (held - whole > MAX_LINE_BYTES) {
+        // The line being read is already too long: report it now, keep only its start.
+        if (whole > 0) await handOn(whole);
+        tooLong(Buffer.concat(parts).subarray(0, MAX_REJECT_RAW_CHARS * 4).toString('utf8'));
+        parts = [];
+        held = 0;
+        skipping = true;
+      } else if (whole >= CHUNK_BYTES) {
+        await handOn(whole);
+      }
+    }
+    if (!skipping && held > 0) {
+      const last = parts[parts.length - 1]!;
+      if (last[last.length - 1] !== 10) {
+        parts.push(Buffer.from('\n'));
+        held++;
+      }
+      await handOn(held);
+    }
+  };
+  try {
+    if (seg.path.endsWith('.gz')) await pipeline(raw, tap, createGunzip(), consume);
+    else await pipeline(raw, tap, consume);
+  } catch (e) {
+    // zlib format errors mean the bytes are not what was promised: refuse, do not retry.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && code.startsWith('Z_')) throw new IntegrityError(`not valid gzip (${(e as Error).message})`);
+    throw e;
+  }
+  const digest = hash.digest('hex');
+  if (size !== expected) throw new IntegrityError(`${size} bytes, feeds.json lists ${expected}`);
+  if (digest !== seg.sha256) throw new IntegrityError(`sha256 ${digest}, feeds.json lists ${seg.sha256}`);
+  return size;
 }
