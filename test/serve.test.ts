@@ -22,14 +22,17 @@ afterAll(async () => {
 
 const BIG_BYTES = 16 * 1024 * 1024;
 
+/** A hand-made snapshot: the files the composers of /v1/network, /v1/hosts and the discovery documents read. */
 function snapshotDir(): string {
   const dir = tempDir('serve-');
   fs.mkdirSync(path.join(dir, 'v1/hosts'), { recursive: true });
+  const json = (v: unknown) => `${JSON.stringify(v)}\n`;
   fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ generated_at: new Date().toISOString(), files: [] }));
-  fs.writeFileSync(path.join(dir, 'v1/network.json'), '{"hosts":{"up":2,"down":0,"degraded":0},"open_incidents":0}');
-  fs.writeFileSync(path.join(dir, 'v1/hosts.json'), '{"items":[]}');
-  fs.writeFileSync(path.join(dir, 'v1/participants.json'), '{"items":[],"next_cursor":null,"prev_cursor":null}');
-  fs.writeFileSync(path.join(dir, 'v1/big.json'), Buffer.alloc(BIG_BYTES, 0x20));
+  fs.writeFileSync(path.join(dir, 'snapshot.json'), json({ generated_at: new Date().toISOString(), base_url: 'https://api.example' }));
+  fs.writeFileSync(path.join(dir, 'v1/network.json'), json({ hosts: { up: 2, down: 0, degraded: 0 }, open_incidents: 0 }));
+  fs.writeFileSync(path.join(dir, 'v1/hosts.json'), json({ items: [] }));
+  // a large discovery document: served as it is, in one streamed response
+  fs.writeFileSync(path.join(dir, 'openapi.json'), Buffer.alloc(BIG_BYTES, 0x20));
   fs.writeFileSync(path.join(path.dirname(dir), `${path.basename(dir)}-secret.json`), '{"secret":true}');
   return dir;
 }
@@ -209,7 +212,7 @@ describe('peppol-snapshot serve', () => {
     const s = await serve(['--out', dir, '--rate-limit', 'off']);
     const u = new URL(s.url);
     const received = await new Promise<number>((ok, fail) => {
-      const req = http.get({ host: u.hostname, port: u.port, path: '/v1/big', agent: false }, (res) => {
+      const req = http.get({ host: u.hostname, port: u.port, path: '/openapi.json', agent: false }, (res) => {
         let n = 0;
         res.pause(); // a slow client: the server is mid-response when the signal arrives
         s.child.kill('SIGTERM');
@@ -225,7 +228,7 @@ describe('peppol-snapshot serve', () => {
     const result = await s.done;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('SIGTERM: finishing in-flight requests');
-    expect(result.stderr).toMatch(new RegExp(`"GET /v1/big HTTP/1\\.1" 200 ${BIG_BYTES} `));
+    expect(result.stderr).toMatch(new RegExp(`"GET /openapi.json HTTP/1\\.1" 200 ${BIG_BYTES} `));
     await expect(fetch(`${s.url}/health`)).rejects.toThrow();
   });
 
@@ -234,7 +237,7 @@ describe('peppol-snapshot serve', () => {
     const s = await serve(['--out', dir, '--rate-limit', 'off']);
     const u = new URL(s.url);
     await new Promise<void>((ok, fail) => {
-      const req = http.get({ host: u.hostname, port: u.port, path: '/v1/big', agent: false }, (res) => {
+      const req = http.get({ host: u.hostname, port: u.port, path: '/openapi.json', agent: false }, (res) => {
         res.pause();
         setTimeout(() => {
           req.destroy();
@@ -246,8 +249,8 @@ describe('peppol-snapshot serve', () => {
       setTimeout(() => fail(new Error('no response')), 5000);
     });
     // the aborted response is logged with the bytes actually sent
-    await expect.poll(() => /"GET \/v1\/big HTTP\/1\.1" 200 (\d+) /.exec(s.stderr())?.[1], { timeout: 5000 }).toBeDefined();
-    const sent = Number(/"GET \/v1\/big HTTP\/1\.1" 200 (\d+) /.exec(s.stderr())![1]);
+    await expect.poll(() => /"GET \/openapi\.json HTTP\/1\.1" 200 (\d+) /.exec(s.stderr())?.[1], { timeout: 5000 }).toBeDefined();
+    const sent = Number(/"GET \/openapi\.json HTTP\/1\.1" 200 (\d+) /.exec(s.stderr())![1]);
     expect(sent).toBeLessThan(BIG_BYTES);
     expect((await fetch(`${s.url}/health`)).status).toBe(200);
     const t0 = Date.now();

@@ -8,7 +8,8 @@
 //   API_KEYS                key hashes (secret): JSON lines or a JSON array, format in src/edge/keys.ts
 //   HEALTH_MAX_AGE_SECONDS  /health/db reports db=false when manifest.json is older (default 7200)
 // The client address is CF-Connecting-IP. Rate-limit counters live in the isolate (docs/edge.md).
-import { exactFileResolve } from './exact-files.js';
+import { matchRoute } from '../api/routes.js';
+import { createResolve } from './resolve.js';
 import { createHandler, type EdgeHandler } from './handler.js';
 import { createKeyStore, parseKeyFile } from './keys.js';
 import { parseEdgePolicy } from './policy.js';
@@ -53,7 +54,8 @@ function handlerFor(env: Env): EdgeHandler {
   if (maxAge !== undefined && !(Number.isFinite(maxAge) && maxAge > 0)) throw new Error('HEALTH_MAX_AGE_SECONDS: expected a positive number of seconds');
   const handler = createHandler({
     files: r2Reader(env.SNAPSHOT, env.SNAPSHOT_PREFIX ?? ''),
-    resolve: exactFileResolve,
+    resolve: createResolve(),
+    routeOf: (pathname) => matchRoute(pathname)?.route.id ?? null,
     policy: parseEdgePolicy(env.EDGE_POLICY ?? ''),
     keys: createKeyStore(env.API_KEYS ? parseKeyFile(env.API_KEYS, 'API_KEYS') : []),
     ...(maxAge !== undefined ? { healthMaxAgeSeconds: maxAge } : {}),

@@ -58,6 +58,14 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     const pruned = db.transaction(() => pruneRawProbes(db, opts.nowMs - opts.config.retention.raw_probe_days * DAY_MS))();
     const sink = new DirectorySink(opts.outDir);
     const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody, progress);
+    // The discovery documents depend on the configuration, not on the database.
+    const { edge, render } = opts.config;
+    const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
+    const discovery: Record<string, () => void> = {
+      'discovery.openapi': () =>
+        sink.put('openapi.json', jsonBody(openApiDocument({ baseUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations })), 'application/json', 'mutable'),
+      'discovery.api_catalog': () => sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url)), 'application/linkset+json', 'mutable'),
+    };
     const routes: BuildSummary['routes'] = {};
     const missing: string[] = [];
     // Renderers read from one consistent database state.
@@ -65,7 +73,7 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     try {
       for (const route of ROUTE_LIST) {
         if (EDGE_ONLY.has(route.id)) continue;
-        const render = RENDERERS[route.id];
+        const render = RENDERERS[route.id] ?? discovery[route.id];
         if (!render) {
           missing.push(route.id);
           continue;
@@ -78,10 +86,6 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     } finally {
       db.exec('COMMIT');
     }
-    const { edge, render } = opts.config;
-    const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
-    sink.put('openapi.json', jsonBody(openApiDocument({ baseUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations })), 'application/json', 'mutable');
-    sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url)), 'application/linkset+json', 'mutable');
     sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url }), 'application/json', 'meta');
     const manifest = writeManifest(sink, generatedAt);
     const removed = removeStale(opts.outDir, sink);

@@ -6,7 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { EdgeConfig, RateLimitConfig } from '../config/index.js';
-import { exactFileResolve } from '../edge/exact-files.js';
+import { matchRoute } from '../api/routes.js';
+import { createResolve } from '../edge/resolve.js';
 import { createHandler } from '../edge/handler.js';
 import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/keys.js';
 import { isSafeFilePath } from '../edge/target.js';
@@ -176,10 +177,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const handler = createHandler({
     files: directoryReader(opts.out),
-    resolve: opts.resolve ?? exactFileResolve,
+    resolve: opts.resolve ?? createResolve(),
     policy: opts.policy,
     ...(opts.keys ? { keys: opts.keys } : {}),
-    ...(opts.routeOf ? { routeOf: opts.routeOf } : {}),
+    routeOf: opts.routeOf ?? ((pathname: string) => matchRoute(pathname)?.route.id ?? null),
     ...(opts.healthMaxAgeSeconds !== undefined ? { healthMaxAgeSeconds: opts.healthMaxAgeSeconds } : {}),
     onError: (e, request) => log(`error: ${request.method} ${logSafe(request.url)}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
   });
@@ -314,7 +315,7 @@ export async function runServe(flags: ServeCommandOptions, config: EdgeConfig, l
   });
   const rl = policy.rate_limit === 'off' ? 'off' : `${policy.rate_limit.requests}/${policy.rate_limit.window_seconds}s`;
   log(`peppol-snapshot serve: listening on ${server.url} (snapshot ${out}; access ${policy.access.mode}${keys ? `, ${keys.size} key(s)` : ''}; rate limit ${rl})`);
-  log(`  try: ${server.url}/health  ${server.url}/v1/network  ${server.url}/v1/hosts`);
+  log(`  try: ${server.url}/v1/network  ${server.url}/v1/hosts  ${server.url}/v1/incidents?status=open  ${server.url}/v1/events?limit=5  ${server.url}/v1/participants?country=BE&limit=3  ${server.url}/v1/sml  ${server.url}/openapi.json`);
 
   await new Promise<void>((ok) => {
     const stop = (signal: string) => {

@@ -1,0 +1,182 @@
+// Pure pieces of the event feed and the anomaly list shared by the oracle (src/api/query/events.ts) and
+// the shim's composers (src/edge/compose/events.ts). Edge-safe. Rules (docs/api-market-events.md):
+//
+// - Order of both lists: observed_at DESC, id DESC; sort key [observed_at ms, id]; cursors from
+//   encodeCursor with hint '' (docs/snapshot-format.md "Cursors name keys, not chunks").
+// - Event feed pages: `next_cursor` = next-cursor on the page's last (oldest) item when another matching
+//   item follows it, else null; `prev_cursor` = prev-cursor on the page's first (newest) item, null on an
+//   empty page. With `prev_cursor`, the page holds the `limit` matching items just newer than it (the
+//   ones adjacent to the watermark), newest first.
+// - meta (first page only): total_count = every event of the feed (exact, so total_count_estimated
+//   false); filter_count = matching events (null when no filter — type, host, seat, participant, since,
+//   until — is set); facets.type = per-type counts under the other filters (count > 0, count DESC then
+//   value ASC); chart_bucket from the window (chartBucketFor); chart_data = the non-empty buckets of the
+//   matching events, oldest first.
+// - With two or more of participant/seat/host, the events of the first of them (participant, then seat,
+//   then host) inside [since, until] are counted one by one; above META_SCAN_MAX such events the counts
+//   degrade (filter_count null, facets {}, chart_data []), as the spec allows for filter_count.
+import { encodeCursor } from './cursor.js';
+import type { SortKey } from './keys.js';
+
+export const EVENT_ROUTE = 'events.list';
+export const ANOMALY_ROUTE = 'anomalies.list';
+export const NEWEST_FIRST_DIRS = ['desc', 'desc'] as const;
+export type FeedKey = [number, string];
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+export const WEEK_MS = 7 * DAY_MS;
+/** Most partition events counted one by one for meta under two or more entity filters. */
+export const META_SCAN_MAX = 10_000;
+/** Windows up to this long chart by hour; up to CHART_DAY_MAX_MS by day; longer by week. */
+export const CHART_HOUR_MAX_MS = 3 * DAY_MS;
+export const CHART_DAY_MAX_MS = 90 * DAY_MS;
+
+export type ChartBucket = 'hour' | 'day' | 'week';
+
+export function eventCursor(key: SortKey, dir: 'next' | 'prev'): string {
+  return encodeCursor({ route: EVENT_ROUTE, partition: [], key, hint: '', dir });
+}
+
+export function anomalyCursor(key: SortKey): string {
+  return encodeCursor({ route: ANOMALY_ROUTE, partition: [], key, hint: '', dir: 'next' });
+}
+
+/**
+ * The chart resolution of a window [since, until]: since defaults to the oldest event of the feed
+ * (now when the feed is empty), until to the snapshot clock. A span up to 3 days charts by hour, up to
+ * 90 days by day, longer by week.
+ */
+export function chartBucketFor(sinceMs: number | undefined, untilMs: number | undefined, oldestMs: number | null, nowMs: number): ChartBucket {
+  const end = untilMs ?? nowMs;
+  const start = sinceMs ?? oldestMs ?? end;
+  const span = end - start;
+  return span <= CHART_HOUR_MAX_MS ? 'hour' : span <= CHART_DAY_MAX_MS ? 'day' : 'week';
+}
+
+/** Start of the bucket holding `ms`: UTC hour, UTC day, or ISO week (Monday 00:00 UTC). */
+export function bucketStart(ms: number, bucket: ChartBucket): number {
+  if (bucket === 'hour') return Math.floor(ms / HOUR_MS) * HOUR_MS;
+  if (bucket === 'day') return Math.floor(ms / DAY_MS) * DAY_MS;
+  // 1970-01-05 (4 days after the epoch) was a Monday.
+  const monday = 4 * DAY_MS;
+  return Math.floor((ms - monday) / WEEK_MS) * WEEK_MS + monday;
+}
+
+/** Event counts per UTC hour and type (under the non-type filters, inside the window). */
+export type HourTypeCounts = Map<number, Map<string, number>>;
+
+export function addHourCount(into: HourTypeCounts, hour: number, type: string, n: number): void {
+  let m = into.get(hour);
+  if (!m) into.set(hour, (m = new Map()));
+  m.set(type, (m.get(type) ?? 0) + n);
+}
+
+export interface FacetBucketOut {
+  value: string;
+  count: number;
+}
+
+export interface EventFeedMetaOut {
+  total_count: number;
+  total_count_estimated: boolean;
+  filter_count: number | null;
+  facets: Record<string, FacetBucketOut[]>;
+  chart_bucket: ChartBucket;
+  chart_data: Array<{ bucket_start: string; count: number }>;
+}
+
+export interface MetaInput {
+  total: number;
+  /** True when any of type, host, seat, participant, since, until is set. */
+  filterActive: boolean;
+  /** The type filter (sorted list), or undefined. */
+  types: readonly string[] | undefined;
+  /** Exact counts, or null when they degraded (over META_SCAN_MAX). */
+  hours: HourTypeCounts | null;
+  bucket: ChartBucket;
+}
+
+/** EventFeedMeta from the counts (one implementation for oracle and shim). */
+export function eventMeta(m: MetaInput): EventFeedMetaOut {
+  if (m.hours === null) {
+    return { total_count: m.total, total_count_estimated: false, filter_count: null, facets: {}, chart_bucket: m.bucket, chart_data: [] };
+  }
+  const wanted = m.types ? new Set(m.types) : null;
+  const byType = new Map<string, number>();
+  const byBucket = new Map<number, number>();
+  let matching = 0;
+  for (const [hour, types] of m.hours) {
+    for (const [type, n] of types) {
+      if (n === 0) continue;
+      byType.set(type, (byType.get(type) ?? 0) + n);
+      if (wanted && !wanted.has(type)) continue;
+      matching += n;
+      const b = bucketStart(hour, m.bucket);
+      byBucket.set(b, (byBucket.get(b) ?? 0) + n);
+    }
+  }
+  const facet = [...byType]
+    .filter(([, n]) => n > 0)
+    .map(([value, count]) => ({ value, count }))
+    .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+  const chart = [...byBucket]
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => a[0] - b[0])
+    .map(([t, count]) => ({ bucket_start: new Date(t).toISOString(), count }));
+  return {
+    total_count: m.total,
+    total_count_estimated: false,
+    filter_count: m.filterActive ? matching : null,
+    facets: { type: facet },
+    chart_bucket: m.bucket,
+    chart_data: chart,
+  };
+}
+
+/** The entity filter whose stored list a request reads: participant, else seat, else host, else the whole feed. */
+export function eventPartition(p: { participant?: string; seat?: string; host?: string }): string[] {
+  if (p.participant !== undefined) return ['participant', p.participant];
+  if (p.seat !== undefined) return ['seat', p.seat];
+  if (p.host !== undefined) return ['host', p.host];
+  return ['all'];
+}
+
+/** Anomaly list partition: seat, else host, else all. */
+export function anomalyPartition(p: { seat?: string; host?: string }): string[] {
+  if (p.seat !== undefined) return ['seat', p.seat];
+  if (p.host !== undefined) return ['host', p.host];
+  return ['all'];
+}
+
+/** A stored event-list item: the GlobalEvent plus what the filters match on. */
+export interface StoredEvent {
+  e: { id: string; type: string; hostname: string | null; observed_at: string; payload: Record<string, unknown>; anomalies: Array<{ id: string; detector: string; grade: string }> };
+  /** Related hostnames and seats (event_hosts, event_seats), sorted; the participant id or null. */
+  h: string[];
+  s: string[];
+  p: string | null;
+}
+
+/** A stored anomaly-list item: the AnomalyView plus its hosts and seats. */
+export interface StoredAnomaly {
+  a: {
+    id: string;
+    detector: string;
+    grade: string;
+    target: Record<string, unknown>;
+    event_refs: string[];
+    evidence: Record<string, unknown>;
+    observed_at: string;
+    acknowledged: boolean;
+    reason: string | null;
+  };
+  h: string[];
+  s: string[];
+}
+
+/** A row of the hourly histogram list of one event partition: hour start and counts per type. */
+export interface HourRow {
+  h: number;
+  c: Record<string, number>;
+}

@@ -1,0 +1,102 @@
+// Pure pieces of the providers / access points / seats / churn family shared by the oracle
+// (src/api/query/market.ts) and the shim's composers (src/edge/compose/market.ts). Edge-safe.
+//
+// Decisions (docs/api-market-events.md):
+// - Timestamps leave the API in `toISOString()` form (src/api/schemas/common.ts); the derivation readers
+//   print `isoTime` (no `.000`), so SeatHost.since is re-printed here.
+// - Churn is composed from per-day rows of the identity (one row per UTC day with churn; counterparts
+//   per day with their current name), rendered into list `i/aps.churn/<canonical key>.json`; the
+//   series holds every day of [from, to], zero days included, oldest first.
+// - Churn participants are rendered per canonical key and category into
+//   `i/aps.churn_participants/<canonical key>/<category>.json`, key [day desc, id asc, event id asc];
+//   the answer is the first 500 rows within [from, to].
+import type { SortKey } from './keys.js';
+import type { ApChurnView, ChurnCounterpartTotal, ChurnParticipant, ChurnSeriesPoint, ChurnTotals } from './schemas/providers.js';
+
+/** A timestamp as the API prints it (`Date.prototype.toISOString()`), from an ISO string or epoch ms. */
+export function apiTs(v: string | number): string {
+  const ms = typeof v === 'number' ? v : Date.parse(v);
+  if (Number.isNaN(ms)) throw new TypeError(`not a timestamp: ${String(v)}`);
+  return new Date(ms).toISOString();
+}
+
+/** `{ items, next_cursor: null }`: the unpaginated envelope (providers, aps, churn participants). */
+export function unpaginatedPage<T>(items: T[]): { items: T[]; next_cursor: null } {
+  return { items, next_cursor: null };
+}
+
+/** A SeatHost-bearing object with `since` re-printed in API form. */
+export function withApiSince<H extends { since: string | null }>(h: H): H {
+  return { ...h, since: h.since === null ? null : apiTs(h.since) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Churn
+
+/** One rendered day of an identity's churn (list item of `aps.churn`). */
+export interface ChurnDayRow {
+  day: string;
+  joiners: number;
+  movers_in: number;
+  movers_out: number;
+  leavers: number;
+  /** Movers per counterpart identity that day (name: the counterpart's current name). */
+  counterparts: Array<{ key: string; name: string; won: number; lost: number }>;
+}
+
+export const CHURN_DAY_DIRS = ['asc'] as const;
+export const churnDayKey = (row: ChurnDayRow): SortKey => [row.day];
+
+const DAY_MS = 86_400_000;
+
+/** Days from `from` to `to` inclusive (YYYY-MM-DD, UTC). */
+export function daysInRange(from: string, to: string): string[] {
+  const out: string[] = [];
+  const end = Date.parse(`${to}T00:00:00Z`);
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end; t += DAY_MS) out.push(new Date(t).toISOString().slice(0, 10));
+  return out;
+}
+
+/**
+ * ApChurnView from the day rows of [from, to] (any order, days outside ignored): every day of the range
+ * oldest first, totals summing the series, counterparts by won + lost descending then key ascending.
+ */
+export function churnViewFromDays(key: string, name: string, from: string, to: string, rows: readonly ChurnDayRow[]): ApChurnView {
+  const series = new Map<string, ChurnSeriesPoint>();
+  for (const d of daysInRange(from, to)) series.set(d, { day: d, joiners: 0, movers_in: 0, movers_out: 0, leavers: 0, net_growth: 0 });
+  const cps = new Map<string, ChurnCounterpartTotal>();
+  for (const r of rows) {
+    const p = series.get(r.day);
+    if (!p) continue;
+    p.joiners += r.joiners;
+    p.movers_in += r.movers_in;
+    p.movers_out += r.movers_out;
+    p.leavers += r.leavers;
+    for (const c of r.counterparts) {
+      const t = cps.get(c.key) ?? { key: c.key, name: c.name, won: 0, lost: 0 };
+      t.won += c.won;
+      t.lost += c.lost;
+      cps.set(c.key, t);
+    }
+  }
+  const totals: ChurnTotals = { joiners: 0, movers_in: 0, movers_out: 0, leavers: 0, net_growth: 0 };
+  for (const p of series.values()) {
+    p.net_growth = p.joiners + p.movers_in - p.movers_out - p.leavers;
+    totals.joiners += p.joiners;
+    totals.movers_in += p.movers_in;
+    totals.movers_out += p.movers_out;
+    totals.leavers += p.leavers;
+  }
+  totals.net_growth = totals.joiners + totals.movers_in - totals.movers_out - totals.leavers;
+  const counterparts = [...cps.values()].sort((a, b) => b.won + b.lost - (a.won + a.lost) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return { key, name, from, to, totals, series: [...series.values()], counterparts };
+}
+
+/** A rendered churn participant row: the API item plus the event id (unique tiebreak of the list). */
+export interface ChurnParticipantRow {
+  p: ChurnParticipant;
+  event_id: string;
+}
+
+export const CHURN_PARTICIPANT_DIRS = ['desc', 'asc', 'asc'] as const;
+export const churnParticipantKey = (r: ChurnParticipantRow): SortKey => [r.p.day, r.p.id, r.event_id];

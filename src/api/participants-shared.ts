@@ -1,0 +1,273 @@
+// The participants family's pure rules, shared by the oracle (src/api/query/participants.ts, over
+// SQLite), the renderer and the shim's composer (src/edge/compose/participants.ts, over snapshot files).
+// Edge-safe: no Node imports. One implementation of: the `q` classification (spec "Rules for the
+// participant list" 1–2), item matching, sort keys, page envelopes and cursors, `meta`, and the
+// data-only rule deciding when `meta.filter_count` is exact or null (docs/snapshot-format.md,
+// "Participants").
+import { encodeCursor, type CursorPosition } from './cursor.js';
+import { compareKeys, type Direction, type SortKey } from './keys.js';
+import { foldText, LIMIT_DEFAULT } from './params.js';
+import { orderOf, ROUTES, sortKeyOf, type OrderSpec } from './routes.js';
+import { FILTER_COUNT_CAP, PARTICIPANT_SORTS, type FacetBucket, type ListMeta, type ParticipantListItem, type ParticipantListPage } from './schemas/index.js';
+import { parseParticipantId } from '../feeds/ids.js';
+
+export const LIST_ROUTE = 'participants.list';
+export const EVENTS_ROUTE = 'participants.events';
+export const HISTORY_ROUTE = 'participants.history';
+export const DETAIL_ROUTE = 'participants.detail';
+export const STATS_ROUTE = 'stats.participants';
+
+export type ParticipantSort = (typeof PARTICIPANT_SORTS)[number];
+export const DEFAULT_SORT: ParticipantSort = 'first_seen.desc';
+
+/**
+ * A candidate set of at most smallSetMax(total) items is read whole and paged in memory, and makes
+ * `filter_count` exact: at most SMALL_SET_MAX items (about 1–2 MB of chunks), and at most 2% of the
+ * list (floor 100) — a larger share is dense enough that walking the list in order finds a page within
+ * a few chunks. The oracle applies the same threshold (filterCountMode).
+ */
+export const SMALL_SET_MAX = 5000;
+export function smallSetMax(total: number): number {
+  return Math.min(SMALL_SET_MAX, Math.max(100, Math.floor(total / 50)));
+}
+
+/** Facet dimensions of the list filters (each a set of accepted values, or one value). */
+export const FILTER_DIMENSIONS = ['country', 'scheme', 'smp', 'ap', 'registered', 'provenance'] as const;
+export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+/** Dimensions with a posting list per value (default order): high-cardinality or selective ones. */
+export const POSTING_DIMENSIONS = ['country', 'scheme', 'smp', 'ap'] as const;
+export type PostingDimension = (typeof POSTING_DIMENSIONS)[number];
+/** Facet fields counted per chunk in the six main lists (small value sets only: index size). */
+export const MAIN_FACET_FIELDS = ['country', 'scheme', 'registered', 'provenance'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Partitions of the stored lists (docs/snapshot-format.md "Participants"). The six main lists use the
+// route's partition [sort]; the others use partitions no sort value can equal.
+
+export const mainPartition = (sort: ParticipantSort): string[] => [sort];
+/** Posting list of one facet value, in the default order. */
+export const postingPartition = (dim: PostingDimension, value: string): string[] => [DEFAULT_SORT, dim, value];
+/** The identifier index: every participant keyed by [value, id] ascending. */
+export const ID_INDEX_PARTITION: readonly string[] = ['_ids'];
+export const ID_INDEX_DIRS: Direction[] = ['asc', 'asc'];
+/** Trigram posting list: participants whose folded name contains the trigram, keyed by [id] ascending. */
+export const trigramPartition = (trigram: string): string[] => ['_names', trigram];
+export const TRIGRAM_DIRS: Direction[] = ['asc'];
+
+// ---------------------------------------------------------------------------------------------
+// Timestamps: the schemas' one form (toISOString, milliseconds always). The derivation readers print
+// instants without `.000`; every instant leaving this family goes through tsOf.
+
+export function tsOf(iso: string): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) throw new Error(`not a timestamp: ${iso}`);
+  return new Date(ms).toISOString();
+}
+export const tsOrNull = (iso: string | null): string | null => (iso === null ? null : tsOf(iso));
+
+// ---------------------------------------------------------------------------------------------
+// Search (`q`)
+
+export type Search =
+  /** A canonical id: the participant with this id (rule 1). */
+  | { kind: 'id'; id: string; value: string }
+  /** A bare identifier value: participants of any scheme with this value (rule 1). */
+  | { kind: 'value'; value: string }
+  /** Any other text: folded name contains it (rule 2). */
+  | { kind: 'name'; text: string };
+
+/**
+ * A bare value is one token of identifier characters holding at least four digits (VAT, enterprise,
+ * GLN and organisation numbers do; names such as "3m" or "studio54" stay name searches).
+ */
+const BARE_VALUE_RE = /^[a-z0-9][a-z0-9._:/+-]*$/;
+
+/** Classifies a folded `q` (params textType already applied foldText). */
+export function classifySearch(q: string): Search {
+  const id = parseParticipantId(q);
+  if (id) return { kind: 'id', id: id.id, value: id.value };
+  if (BARE_VALUE_RE.test(q) && (q.match(/[0-9]/g)?.length ?? 0) >= 4) return { kind: 'value', value: q };
+  return { kind: 'name', text: q };
+}
+
+/** The text names are matched on (the same fold as `q`). */
+export const foldName = foldText;
+
+/** Distinct trigrams (3 code points) of a folded text, sorted by code point; none under 3 code points. */
+export function trigramsOf(folded: string): string[] {
+  const cps = Array.from(folded);
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= cps.length; i++) out.add(cps[i]! + cps[i + 1]! + cps[i + 2]!);
+  return [...out].sort(compareCodePointStrings);
+}
+
+function compareCodePointStrings(a: string, b: string): number {
+  return compareKeys([a], [b], ['asc']);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filters
+
+/** The canonical list parameters (routes.ts parseRequest output). */
+export interface ListParams {
+  sort: ParticipantSort;
+  country?: readonly string[];
+  scheme?: readonly string[];
+  smp?: readonly string[];
+  ap?: readonly string[];
+  registered?: boolean;
+  provenance?: 'directory' | 'discovered';
+  q?: string;
+  limit: number;
+  cursor?: CursorPosition;
+}
+
+export function listParamsOf(p: Readonly<Record<string, unknown>>): ListParams {
+  return {
+    sort: (p.sort as ParticipantSort | undefined) ?? DEFAULT_SORT,
+    country: p.country as readonly string[] | undefined,
+    scheme: p.scheme as readonly string[] | undefined,
+    smp: p.smp as readonly string[] | undefined,
+    ap: p.ap as readonly string[] | undefined,
+    registered: p.registered as boolean | undefined,
+    provenance: p.provenance as 'directory' | 'discovered' | undefined,
+    q: p.q as string | undefined,
+    limit: (p.limit as number | undefined) ?? LIMIT_DEFAULT,
+    cursor: p.cursor as CursorPosition | undefined,
+  };
+}
+
+/** Active facet dimensions, in FILTER_DIMENSIONS order. */
+export function activeDimensions(p: ListParams): FilterDimension[] {
+  return FILTER_DIMENSIONS.filter((d) => p[d] !== undefined);
+}
+
+/** The values of a facet dimension an item carries (none for a null country, smp or seat). */
+export function facetValues(item: ParticipantListItem, dim: FilterDimension): string[] {
+  switch (dim) {
+    case 'country':
+      return item.country === null ? [] : [item.country];
+    case 'scheme':
+      return [item.scheme];
+    case 'smp':
+      return item.smp === null ? [] : [item.smp];
+    case 'ap':
+      return item.ap_seat_id === null ? [] : [item.ap_seat_id];
+    case 'registered':
+      return [item.registered ? 'true' : 'false'];
+    case 'provenance':
+      return [item.provenance];
+  }
+}
+
+/** The accepted values of an active dimension (booleans as "true"/"false"). */
+export function acceptedValues(p: ListParams, dim: FilterDimension): readonly string[] {
+  const v = p[dim];
+  if (v === undefined) return [];
+  if (typeof v === 'boolean') return [v ? 'true' : 'false'];
+  if (typeof v === 'string') return [v];
+  return v;
+}
+
+/** Whether an item passes every filter and the search (AND across, OR within a list). */
+export function itemMatches(item: ParticipantListItem, p: ListParams, search: Search | null): boolean {
+  for (const d of activeDimensions(p)) {
+    const want = acceptedValues(p, d);
+    if (!facetValues(item, d).some((v) => want.includes(v))) return false;
+  }
+  if (search === null) return true;
+  switch (search.kind) {
+    case 'id':
+      return item.id === search.id;
+    case 'value':
+      return item.value === search.value;
+    case 'name':
+      return item.name !== null && foldName(item.name).includes(search.text);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Orders, keys, pages
+
+export function listOrder(sort: ParticipantSort): OrderSpec {
+  // participants.list always has a list descriptor (routes.ts).
+  return orderOf(ROUTES[LIST_ROUTE].list!, { sort });
+}
+export const dirsOf = (o: OrderSpec): Direction[] => o.fields.map((f) => f.dir);
+
+/** Sort key of a list item under an order (first_seen as epoch ms). */
+export function listKey(order: OrderSpec, item: ParticipantListItem): SortKey {
+  return sortKeyOf(order, item as unknown as Record<string, unknown>);
+}
+
+export function nextCursor(route: string, partition: readonly string[], key: SortKey): string {
+  // hint '' always: the oracle cannot know chunk names (docs/snapshot-format.md "Cursors name keys").
+  return encodeCursor({ route, partition, key, hint: '', dir: 'next' });
+}
+
+/** `{ items, next_cursor }` of a per-participant list (events, history). */
+export function simplePage<T>(route: string, partition: readonly string[], items: T[], keys: SortKey[], more: boolean): { items: T[]; next_cursor: string | null } {
+  return { items, next_cursor: more && keys.length > 0 ? nextCursor(route, partition, keys[keys.length - 1]!) : null };
+}
+
+/** ParticipantListPage; `prev_cursor` is always null (the list has no backward parameter). */
+export function listPage(sort: ParticipantSort, items: ParticipantListItem[], keys: SortKey[], more: boolean, meta: ListMeta | undefined): ParticipantListPage {
+  const page: ParticipantListPage = {
+    items,
+    next_cursor: more && keys.length > 0 ? nextCursor(LIST_ROUTE, mainPartition(sort), keys[keys.length - 1]!) : null,
+    prev_cursor: null,
+  };
+  if (meta !== undefined) page.meta = meta;
+  return page;
+}
+
+/** `meta`: total = the stored list's count (exact: total_count_estimated false), facets network-wide. */
+export function listMeta(total: number, filterCount: number | null, facets: Record<string, FacetBucket[]>): ListMeta {
+  const meta: ListMeta = { total_count: total, total_count_estimated: false, filter_count: null, facets };
+  if (filterCount !== null) {
+    meta.filter_count = Math.min(filterCount, FILTER_COUNT_CAP);
+    meta.filter_count_capped = filterCount > FILTER_COUNT_CAP;
+  }
+  return meta;
+}
+
+/**
+ * How `filter_count` is obtained (the budget rule, data only; oracle and composer evaluate it alike):
+ * - 'none': no filter and no search: null (spec);
+ * - 'set': an identifier search, a name search whose rarest trigram occurs in at most
+ *   smallSetMax(total) named participants, or an active posting dimension (country, scheme, smp, ap)
+ *   whose accepted values hold at most smallSetMax(total) participants together: that candidate set is
+ *   read whole and counted exactly;
+ * - 'facet': no search and exactly one facet dimension: the sum of the stored per-value counts;
+ * - 'null': anything else (counting would need an intersection beyond the budget): null.
+ * `rarestTrigram` is null when the search is not a name search of 3+ code points; `postingTotals` has
+ * the total per active posting dimension.
+ */
+export type FilterCountMode = 'none' | 'set' | 'facet' | 'null';
+
+export function filterCountMode(
+  p: ListParams,
+  search: Search | null,
+  rarestTrigram: number | null,
+  postingTotals: ReadonlyMap<PostingDimension, number>,
+  total: number,
+): FilterCountMode {
+  const dims = activeDimensions(p);
+  const small = smallSetMax(total);
+  if (search === null && dims.length === 0) return 'none';
+  if (search !== null && search.kind !== 'name') return 'set';
+  if (search !== null && rarestTrigram !== null && rarestTrigram <= small) return 'set';
+  for (const n of postingTotals.values()) if (n <= small) return 'set';
+  if (search === null && dims.length === 1) return 'facet';
+  return 'null';
+}
+
+/** Active posting dimensions of a request. */
+export function activePostingDimensions(p: ListParams): PostingDimension[] {
+  return POSTING_DIMENSIONS.filter((d) => p[d] !== undefined);
+}
+
+/** True when key `k` lies after the cursor key in list order. */
+export function afterCursor(k: SortKey, cursor: CursorPosition | undefined, dirs: readonly Direction[]): boolean {
+  return cursor === undefined || compareKeys(k, cursor.key, dirs) > 0;
+}

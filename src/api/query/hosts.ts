@@ -1,0 +1,208 @@
+// The oracle of the network / hosts / incidents / uptime / SML family: answers straight from SQLite
+// (the derivation readers of src/derive/hosts and src/derive/zones, plus keyset SQL for uptime pages).
+// Rules and decisions: docs/api-hosts.md; shared pure pieces: src/api/hosts-shared.ts.
+import type { Db } from '../../db/index.js';
+import { anomalyCount } from '../../derive/anomalies.js';
+import { hostIncidents, hostsResponse, hostVerdictCounts, hostView, openIncidentCount, phasePercentiles, round3, uptimePct, type HostRole, type IncidentView, type UptimeBucket } from '../../derive/hosts/read.js';
+import { ROLLUP_TABLES, type Resolution } from '../../derive/hosts/rollup.js';
+import { smlResponse } from '../../derive/zones.js';
+import type { CursorPosition } from '../cursor.js';
+import {
+  ALL_LOCATIONS,
+  apiTs,
+  HOST_INCIDENTS_ROUTE,
+  hostsResponseApi,
+  hostViewApi,
+  incidentApi,
+  INCIDENTS_ROUTE,
+  networkSummary,
+  pageBody,
+  smlApi,
+  UPTIME_ROUTE,
+  type PageBody,
+} from '../hosts-shared.js';
+import type { SortKey } from '../keys.js';
+import { notFoundOf, ok, type ApiResult } from '../result.js';
+import type { Params, QueryFn } from './types.js';
+
+const HOUR_MS = 3_600_000;
+
+interface HostRow {
+  id: number;
+  hostname: string;
+  role: HostRole | null;
+}
+
+/** The row of a known host (in `hosts`: probed or named), or undefined. Hostnames arrive canonical. */
+export function hostRow(db: Db, hostname: string): HostRow | undefined {
+  return db.prepare('SELECT id, hostname, role FROM hosts WHERE hostname = ?').get(hostname) as HostRow | undefined;
+}
+
+function cursorKey(params: Params): SortKey | undefined {
+  const c = params.cursor as CursorPosition | undefined;
+  return c === undefined ? undefined : c.key;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incidents
+
+export interface IncidentRequest {
+  host?: string;
+  status?: 'open' | 'closed';
+  sinceMs?: number;
+  after?: SortKey;
+  limit: number;
+}
+
+/** One page of host incidents, newest first, from the derivation's keyset reader. */
+export function incidentPage(db: Db, route: string, partition: readonly string[], q: IncidentRequest): PageBody<IncidentView> {
+  const items: IncidentView[] = [];
+  const keys: SortKey[] = [];
+  let more = false;
+  const after = q.after === undefined ? null : { started_at: q.after[0] as number, id: q.after[1] as number };
+  for (const { item, key } of hostIncidents(db, { host: q.host ?? null, status: q.status ?? null, sinceMs: q.sinceMs ?? null, after })) {
+    if (items.length === q.limit) {
+      more = true;
+      break;
+    }
+    items.push(incidentApi(item));
+    keys.push([key.started_at, key.id]);
+  }
+  return pageBody(route, partition, items, keys, more);
+}
+
+const hostIncidentsQuery: QueryFn = (db, params) => {
+  const hostname = params.hostname as string;
+  if (!hostRow(db, hostname)) return notFoundOf('host', hostname);
+  return ok(
+    incidentPage(db, HOST_INCIDENTS_ROUTE, [hostname], {
+      host: hostname,
+      status: params.status as 'open' | 'closed' | undefined,
+      sinceMs: params.since as number | undefined,
+      after: cursorKey(params),
+      limit: params.limit as number,
+    }),
+  );
+};
+
+const incidentsQuery: QueryFn = (db, params) =>
+  ok(
+    incidentPage(db, INCIDENTS_ROUTE, [], {
+      // An unknown (or malformed) host filter matches nothing: the reader's WHERE finds no row.
+      host: params.host as string | undefined,
+      status: params.status as 'open' | 'closed' | undefined,
+      sinceMs: params.since as number | undefined,
+      after: cursorKey(params),
+      limit: params.limit as number,
+    }),
+  );
+
+// ---------------------------------------------------------------------------------------------
+// Uptime
+
+/** Stored location ('' = the rollup) as published. */
+const LOCATION_SQL = `CASE location WHEN '' THEN '${ALL_LOCATIONS}' ELSE location END`;
+
+export interface UptimeRow {
+  bucket_start: number;
+  location: string;
+  up: number;
+  degraded: number;
+  down: number;
+  sketches: Uint8Array;
+}
+
+/** An uptime bucket as published (the mapping of src/derive/hosts/read.ts uptimeBuckets, API timestamps). */
+export function uptimeItem(resolution: Resolution, hostname: string, role: HostRole, r: UptimeRow): UptimeBucket {
+  return {
+    resolution,
+    hostname,
+    role,
+    location: r.location === '' ? ALL_LOCATIONS : r.location,
+    bucket_start: apiTs(r.bucket_start),
+    checks_total: r.up + r.degraded + r.down,
+    up: r.up,
+    degraded: r.degraded,
+    down: r.down,
+    uptime_pct: round3(uptimePct(r.up, r.degraded, r.down)),
+    phases: phasePercentiles(r.sketches),
+  };
+}
+
+/**
+ * SQL of a host's buckets of one resolution in list order: bucket_start DESC, then the published
+ * location ascending (the primary key walks bucket_start; SQLite sorts only the few rows of one bucket).
+ */
+export function uptimeSql(resolution: Resolution, where: readonly string[]): string {
+  return `SELECT bucket_start, location, up, degraded, down, sketches FROM ${ROLLUP_TABLES[resolution]}
+    WHERE ${['host_id = ?', ...where].join(' AND ')} ORDER BY bucket_start DESC, ${LOCATION_SQL} ASC`;
+}
+
+const uptimeQuery: QueryFn = (db, params) => {
+  const hostname = params.hostname as string;
+  const resolution = params.resolution as Resolution;
+  const limit = params.limit as number;
+  const host = hostRow(db, hostname);
+  if (!host) return notFoundOf('host', hostname);
+  const partition = [hostname, resolution];
+  // A host only named (never probed) has no role and no buckets.
+  if (host.role === null) return ok(pageBody(UPTIME_ROUTE, partition, [], [], false));
+  const where: string[] = [];
+  const args: unknown[] = [host.id];
+  if (params.from !== undefined) {
+    where.push('bucket_start >= ?');
+    args.push(params.from);
+  }
+  if (params.to !== undefined) {
+    where.push('bucket_start < ?');
+    args.push(params.to);
+  }
+  if (params.location !== undefined) {
+    const loc = params.location as string;
+    where.push('location = ?');
+    args.push(loc === ALL_LOCATIONS ? '' : loc);
+  }
+  const after = cursorKey(params);
+  if (after !== undefined) {
+    where.push(`(bucket_start < ? OR (bucket_start = ? AND ${LOCATION_SQL} > ?))`);
+    args.push(after[0], after[0], after[1]);
+  }
+  const rows = db.prepare(`${uptimeSql(resolution, where)} LIMIT ?`).all(...args, limit + 1) as UptimeRow[];
+  const page = rows.slice(0, limit);
+  const items = page.map((r) => uptimeItem(resolution, host.hostname, host.role as HostRole, r));
+  return ok(
+    pageBody(
+      UPTIME_ROUTE,
+      partition,
+      items,
+      items.map((b) => [Date.parse(b.bucket_start), b.location]),
+      rows.length > limit,
+    ),
+  );
+};
+
+// ---------------------------------------------------------------------------------------------
+// Single resources
+
+const networkQuery: QueryFn = (db, _params, nowMs) =>
+  ok(networkSummary(hostVerdictCounts(db, nowMs), openIncidentCount(db), anomalyCount(db, nowMs - 24 * HOUR_MS, nowMs), nowMs));
+
+const hostsQuery: QueryFn = (db, _params, nowMs) => ok(hostsResponseApi(hostsResponse(db, nowMs), nowMs));
+
+const hostQuery: QueryFn = (db, params, nowMs) => {
+  const hostname = params.hostname as string;
+  const v = hostView(db, hostname, (params.at as number | undefined) ?? null, nowMs);
+  return v === null ? notFoundOf('host', hostname) : ok(hostViewApi(v));
+};
+
+const smlQuery: QueryFn = (db, _params, nowMs) => ok(smlApi(smlResponse(db, nowMs)));
+
+export const HOSTS_QUERIES: Record<string, QueryFn> = {
+  network: networkQuery,
+  'hosts.list': hostsQuery,
+  'hosts.detail': hostQuery,
+  'hosts.incidents': hostIncidentsQuery,
+  'hosts.uptime': uptimeQuery,
+  'incidents.list': incidentsQuery,
+  sml: smlQuery,
+};

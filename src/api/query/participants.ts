@@ -1,0 +1,290 @@
+// The oracle of the participants family (DESIGN §5 "Correctness oracle"): every answer straight from
+// SQLite — SQL with WHERE / ORDER BY / LIMIT and keyset conditions on the sort key. The composer
+// (src/edge/compose/participants.ts) must give byte-identical answers from the snapshot's files.
+// Shared pure rules (search, envelopes, cursors, meta, the filter_count budget): ../participants-shared.ts.
+import type { Db } from '../../db/index.js';
+import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
+import type { CursorPosition } from '../cursor.js';
+import type { SortKey } from '../keys.js';
+import {
+  activeDimensions,
+  activePostingDimensions,
+  classifySearch,
+  EVENTS_ROUTE,
+  filterCountMode,
+  foldName,
+  HISTORY_ROUTE,
+  listKey,
+  listMeta,
+  listOrder,
+  listPage,
+  listParamsOf,
+  simplePage,
+  trigramsOf,
+  tsOf,
+  tsOrNull,
+  type ListParams,
+  type ParticipantSort,
+  type PostingDimension,
+  type Search,
+} from '../participants-shared.js';
+import { notFoundOf, ok, type ApiResult } from '../result.js';
+import type { OrderSpec } from '../routes.js';
+import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
+import type { Params, QueryFn } from './types.js';
+
+// ---------------------------------------------------------------------------------------------
+// Rows -> spec objects
+
+/** The participant_list columns a list item is built from. */
+export const LIST_COLUMNS = 'pid, scheme, value, name, country, registered, smp, ap_seat_id, provenance, first_seen_at';
+
+export interface ListRow {
+  pid: string;
+  scheme: string;
+  value: string;
+  name: string | null;
+  country: string | null;
+  registered: number;
+  smp: string | null;
+  ap_seat_id: string | null;
+  provenance: 'directory' | 'discovered';
+  first_seen_at: number;
+}
+
+/** Curated provider names by seat (verified seat identities only): ap_provider. A few thousand seats. */
+export function curatedSeatNames(db: Db): Map<string, string> {
+  const out = new Map<string, string>();
+  const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seat_identities'").get() !== undefined;
+  if (!has) return out;
+  for (const r of db.prepare('SELECT seat_id, name FROM seat_identities WHERE verified = 1 AND name IS NOT NULL').all() as Array<{ seat_id: string; name: string }>) {
+    out.set(r.seat_id, r.name);
+  }
+  return out;
+}
+
+export function listItemOf(r: ListRow, seatNames: ReadonlyMap<string, string>): ParticipantListItem {
+  return {
+    id: r.pid,
+    scheme: r.scheme,
+    value: r.value,
+    name: r.name,
+    country: r.country,
+    registered: r.registered === 1,
+    smp: r.smp,
+    ap_seat_id: r.ap_seat_id,
+    ap_provider: r.ap_seat_id === null ? null : (seatNames.get(r.ap_seat_id) ?? null),
+    provenance: r.provenance,
+    first_seen_at: new Date(r.first_seen_at).toISOString(),
+  };
+}
+
+/** ParticipantView with the schemas' timestamp form. */
+export function viewOf(db: Db, id: string): ParticipantView | null {
+  const v = participantView(db, id);
+  if (v === null) return null;
+  return {
+    ...v,
+    directory: { present: v.directory.present, since: tsOrNull(v.directory.since) },
+    registration: { registered: v.registration.registered, since: tsOrNull(v.registration.since), smp: v.registration.smp },
+  };
+}
+
+export function statsOf(db: Db, nowMs: number): ParticipantStats {
+  const s = participantStats(db, nowMs);
+  return { total_count: s.total_count, refreshed_at: tsOf(s.refreshed_at), facets: s.facets };
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL of the list orders (nulls last in both directions: `x IS NULL` first in ORDER BY)
+
+const COLUMN: Record<string, string> = { first_seen_at: 'first_seen_at', name: 'name', country: 'country', id: 'pid' };
+
+export function orderSql(order: OrderSpec): string {
+  return order.fields
+    .map((f) => {
+      const c = COLUMN[f.field]!;
+      const d = f.dir === 'desc' ? 'DESC' : 'ASC';
+      return f.nullable ? `${c} IS NULL, ${c} ${d}` : `${c} ${d}`;
+    })
+    .join(', ');
+}
+
+/** SQL condition "row after key" in the order (keyset), with its arguments. */
+export function afterSql(order: OrderSpec, key: SortKey): { sql: string; args: unknown[] } {
+  const ors: string[] = [];
+  const args: unknown[] = [];
+  const eqs: string[] = [];
+  const eqArgs: unknown[] = [];
+  order.fields.forEach((f, i) => {
+    const c = COLUMN[f.field]!;
+    const k = key[i] ?? null;
+    // "after" on this field (nulls last): nothing is after a null; after a value: a greater (asc) /
+    // smaller (desc) value, or null.
+    if (k !== null) {
+      ors.push(`(${[...eqs, `(${c} ${f.dir === 'desc' ? '<' : '>'} ? OR ${c} IS NULL)`].join(' AND ')})`);
+      args.push(...eqArgs, k);
+    }
+    if (k === null) eqs.push(`${c} IS NULL`);
+    else {
+      eqs.push(`${c} = ?`);
+      eqArgs.push(k);
+    }
+  });
+  return ors.length === 0 ? { sql: '0', args: [] } : { sql: `(${ors.join(' OR ')})`, args };
+}
+
+const FOLD_FN = 'peppol_fold_text';
+const folded = new WeakSet<Db>();
+/** Registers the `q` fold (src/api/params.ts foldText) as a SQL function on the connection. */
+function ensureFold(db: Db): void {
+  if (folded.has(db)) return;
+  db.function(FOLD_FN, { deterministic: true }, (s: unknown) => (typeof s === 'string' ? foldName(s) : null));
+  folded.add(db);
+}
+
+const DIM_COLUMN: Record<string, string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id', registered: 'registered', provenance: 'provenance' };
+
+/** WHERE conditions of the filters and the search. */
+function filterSql(db: Db, p: ListParams, search: Search | null): { conds: string[]; args: unknown[] } {
+  const conds: string[] = [];
+  const args: unknown[] = [];
+  for (const d of activeDimensions(p)) {
+    const col = DIM_COLUMN[d]!;
+    if (d === 'registered') {
+      conds.push('registered = ?');
+      args.push(p.registered ? 1 : 0);
+    } else if (d === 'provenance') {
+      conds.push('provenance = ?');
+      args.push(p.provenance);
+    } else {
+      const vals = p[d] as readonly string[];
+      conds.push(`${col} IN (${vals.map(() => '?').join(', ')})`);
+      args.push(...vals);
+    }
+  }
+  if (search !== null) {
+    if (search.kind === 'id') {
+      conds.push('pid = ?');
+      args.push(search.id);
+    } else if (search.kind === 'value') {
+      conds.push('value = ?');
+      args.push(search.value);
+    } else {
+      ensureFold(db);
+      conds.push(`name IS NOT NULL AND instr(${FOLD_FN}(name), ?) > 0`);
+      args.push(search.text);
+    }
+  }
+  return { conds, args };
+}
+
+const where = (conds: readonly string[]): string => (conds.length === 0 ? '' : `WHERE ${conds.join(' AND ')}`);
+
+/** Named participants whose folded name contains each trigram of a name search; the smallest count. */
+function rarestTrigramCount(db: Db, search: Search | null): number | null {
+  if (search === null || search.kind !== 'name') return null;
+  const tris = trigramsOf(search.text);
+  if (tris.length === 0) return null;
+  ensureFold(db);
+  const q = db.prepare(`SELECT count(*) FROM participant_list WHERE name IS NOT NULL AND instr(${FOLD_FN}(name), ?) > 0`).pluck();
+  let min = Infinity;
+  for (const t of tris) min = Math.min(min, q.get(t) as number);
+  return min;
+}
+
+function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
+  const out = new Map<PostingDimension, number>();
+  for (const d of activePostingDimensions(p)) {
+    const vals = p[d] as readonly string[];
+    const n = db.prepare(`SELECT count(*) FROM participant_list WHERE ${DIM_COLUMN[d]} IN (${vals.map(() => '?').join(', ')})`).pluck().get(...vals) as number;
+    out.set(d, n);
+  }
+  return out;
+}
+
+export function listFacets(db: Db, nowMs: number): Record<string, FacetBucket[]> {
+  return statsOf(db, nowMs).facets;
+}
+
+/** The list answer for canonical parameters. */
+export function participantsList(db: Db, params: Params, nowMs: number): ApiResult {
+  const p = listParamsOf(params);
+  const order = listOrder(p.sort);
+  const search = p.q === undefined ? null : classifySearch(p.q);
+  const { conds, args } = filterSql(db, p, search);
+  const pageConds = [...conds];
+  const pageArgs = [...args];
+  if (p.cursor !== undefined) {
+    const a = afterSql(order, p.cursor.key);
+    pageConds.push(a.sql);
+    pageArgs.push(...a.args);
+  }
+  const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ${where(pageConds)} ORDER BY ${orderSql(order)} LIMIT ?`).all(...pageArgs, p.limit + 1) as ListRow[];
+  const seatNames = curatedSeatNames(db);
+  const more = rows.length > p.limit;
+  const items = rows.slice(0, p.limit).map((r) => listItemOf(r, seatNames));
+  const keys = items.map((i) => listKey(order, i));
+  let meta;
+  if (p.cursor === undefined) {
+    const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
+    const mode = filterCountMode(p, search, rarestTrigramCount(db, search), postingTotals(db, p), total);
+    const count = mode === 'set' || mode === 'facet' ? (db.prepare(`SELECT count(*) FROM participant_list ${where(conds)}`).pluck().get(...args) as number) : null;
+    meta = listMeta(total, count, listFacets(db, nowMs));
+  }
+  return ok(listPage(p.sort, items, keys, more, meta));
+}
+
+// ---------------------------------------------------------------------------------------------
+// One participant
+
+export const participantsDetail: QueryFn = (db, params) => {
+  const id = params.id as string;
+  const v = viewOf(db, id);
+  return v === null ? notFoundOf('participant', id) : ok(v);
+};
+
+function takePage<T, K>(gen: Iterable<{ item: T; key: K }>, limit: number, keyOf: (k: K) => SortKey): { items: T[]; keys: SortKey[]; more: boolean } {
+  const items: T[] = [];
+  const keys: SortKey[] = [];
+  for (const { item, key } of gen) {
+    if (items.length === limit) return { items, keys, more: true };
+    items.push(item);
+    keys.push(keyOf(key));
+  }
+  return { items, keys, more: false };
+}
+
+export const participantsEvents: QueryFn = (db, params) => {
+  const id = params.id as string;
+  if (participantKey(db, id) === null) return notFoundOf('participant', id);
+  const c = params.cursor as CursorPosition | undefined;
+  const after = c === undefined ? null : { observed_at: c.key[0] as number, id: c.key[1] as string };
+  const gen = participantEvents(db, id, { after });
+  const pg = takePage(gen, params.limit as number, (k) => [k.observed_at, k.id]);
+  const items = pg.items.map((e) => ({ id: e.id, type: e.type, observed_at: tsOf(e.observed_at), payload: e.payload }));
+  return ok(simplePage(EVENTS_ROUTE, [id], items, pg.keys, pg.more));
+};
+
+export const participantsHistory: QueryFn = (db, params) => {
+  const id = params.id as string;
+  if (participantKey(db, id) === null) return notFoundOf('participant', id);
+  const c = params.cursor as CursorPosition | undefined;
+  const after = c === undefined ? null : { valid_from: c.key[0] as number, fact: c.key[1] as string };
+  const pg = takePage(participantHistory(db, id, { after }), params.limit as number, (k) => [k.valid_from, k.fact]);
+  const items = pg.items.map((h) => ({ fact: h.fact, valid_from: tsOf(h.valid_from), valid_to: tsOrNull(h.valid_to), detail: h.detail }));
+  return ok(simplePage(HISTORY_ROUTE, [id], items, pg.keys, pg.more));
+};
+
+export const statsParticipants: QueryFn = (db, _params, nowMs) => ok(statsOf(db, nowMs));
+
+export const PARTICIPANT_QUERIES: Record<string, QueryFn> = {
+  'participants.list': participantsList,
+  'participants.detail': participantsDetail,
+  'participants.events': participantsEvents,
+  'participants.history': participantsHistory,
+  'stats.participants': statsParticipants,
+};
+
+/** Sorts named for renderers (re-exported for convenience). */
+export type { ParticipantSort };

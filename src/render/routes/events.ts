@@ -1,0 +1,160 @@
+// Renders the event feed and the anomalies (rules: src/api/events-shared.ts):
+// - exact files: /v1/events and /v1/anomalies at default parameters (the oracle's first pages, meta
+//   included), /v1/anomalies/{id} for every anomaly;
+// - `events.list` lists (items StoredEvent, key [observed_at ms, id] newest first, facet `type` counted
+//   per chunk) for the partitions `all`, `type/<type>`, `host/<hostname>`, `seat/<seat id>`,
+//   `participant/<id>`, each
+//   with (except type partitions, counted from the `all` histogram, and participant partitions, which
+//   hold a handful of events) an hourly histogram list
+//   `events.list.hours` (rows {h, c: type -> count}, newest hour first) from which the shim sums meta
+//   counts without reading the events;
+// - `anomalies.list` lists (items StoredAnomaly, facets detector, grade, acknowledged per chunk) for
+//   `all`, `host/<hostname>`, `seat/<seat id>`.
+// Streaming: each partition family is one ordered statement; per-event lookups go through indexes.
+import {
+  HOUR_MS,
+  NEWEST_FIRST_DIRS,
+  type HourRow,
+  type StoredAnomaly,
+  type StoredEvent,
+} from '../../api/events-shared.js';
+import { apiAnomaly, EVENTS_QUERIES, globalEvent } from '../../api/query/events.js';
+import type { Db } from '../../db/index.js';
+import { anomalyView } from '../../derive/anomalies.js';
+import type { RenderContext } from '../context.js';
+
+interface Row {
+  part: string;
+  id: string;
+  type: string;
+  observed_at: number;
+  hostname: string | null;
+  payload: string;
+  pid: string | null;
+}
+
+const EVENT_COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload, p.pid';
+
+/** Builds StoredEvent items for rows (related hosts and seats, anomalies) through the indexes. */
+function storedEvents(db: Db): (r: Row) => StoredEvent {
+  const hosts = db.prepare('SELECT hostname FROM event_hosts WHERE event_id = ? ORDER BY hostname').pluck();
+  const seats = db.prepare('SELECT seat_id FROM event_seats WHERE event_id = ? ORDER BY seat_id').pluck();
+  return (r) => ({ e: globalEvent(db, r), h: hosts.all(r.id) as string[], s: seats.all(r.id) as string[], p: r.pid });
+}
+
+/** Writes one events list per partition value of an ordered row stream (rows grouped by `part`). */
+function writeEventPartitions(ctx: RenderContext, family: string, rows: Iterable<Row>): void {
+  const stored = storedEvents(ctx.db);
+  let part: string | null = null;
+  let list: ReturnType<RenderContext['list']> | null = null;
+  let hours: ReturnType<RenderContext['list']> | null = null;
+  let hour: HourRow | null = null;
+  const flushHour = (): void => {
+    if (hour && hours) hours.add(sortedCounts(hour), [hour.h]);
+    hour = null;
+  };
+  const finish = (): void => {
+    flushHour();
+    list?.finish();
+    hours?.finish();
+  };
+  for (const r of rows) {
+    if (r.part !== part) {
+      finish();
+      part = r.part;
+      const partition = family === 'all' ? ['all'] : [family, part];
+      list = ctx.list('events.list', partition, [...NEWEST_FIRST_DIRS], ['type']);
+      // A participant has a handful of events: the shim counts them directly, no histogram.
+      hours = family === 'participant' || family === 'type' ? null : ctx.list('events.list.hours', partition, ['desc']);
+    }
+    const item = stored(r);
+    list!.add(item, [r.observed_at, r.id], { type: [r.type] });
+    const h = Math.floor(r.observed_at / HOUR_MS) * HOUR_MS;
+    if (!hour || hour.h !== h) {
+      flushHour();
+      hour = { h, c: {} };
+    }
+    hour.c[r.type] = (hour.c[r.type] ?? 0) + 1;
+  }
+  finish();
+}
+
+function sortedCounts(h: HourRow): HourRow {
+  return { h: h.h, c: Object.fromEntries(Object.keys(h.c).sort().map((k) => [k, h.c[k]!])) };
+}
+
+function renderEvents(ctx: RenderContext): void {
+  const db = ctx.db;
+  const r = EVENTS_QUERIES['events.list']!(db, { limit: 50 }, ctx.nowMs);
+  if (r.status === 200) ctx.exact(['v1', 'events'], r.body);
+  const base = `FROM events e LEFT JOIN participants p ON p.id = e.participant_id`;
+  writeEventPartitions(ctx, 'all', db.prepare(`SELECT 'all' AS part, ${EVENT_COLS} ${base} ORDER BY e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>);
+  writeEventPartitions(
+    ctx,
+    'host',
+    db.prepare(`SELECT l.hostname AS part, ${EVENT_COLS} FROM event_hosts l JOIN events e ON e.id = l.event_id LEFT JOIN participants p ON p.id = e.participant_id ORDER BY l.hostname, e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>,
+  );
+  writeEventPartitions(
+    ctx,
+    'seat',
+    db.prepare(`SELECT l.seat_id AS part, ${EVENT_COLS} FROM event_seats l JOIN events e ON e.id = l.event_id LEFT JOIN participants p ON p.id = e.participant_id ORDER BY l.seat_id, e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>,
+  );
+  // One list per type: a type filter alone reads (and merges) the lists of its types, not the feed.
+  writeEventPartitions(
+    ctx,
+    'type',
+    db.prepare(`SELECT e.type AS part, ${EVENT_COLS} ${base} ORDER BY e.type, e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>,
+  );
+  writeEventPartitions(
+    ctx,
+    'participant',
+    db.prepare(`SELECT p.pid AS part, ${EVENT_COLS} FROM events e JOIN participants p ON p.id = e.participant_id ORDER BY p.pid, e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>,
+  );
+}
+
+interface AnomalyRow {
+  part: string;
+  id: string;
+}
+
+function writeAnomalyPartitions(ctx: RenderContext, family: string, rows: Iterable<AnomalyRow>): void {
+  const db = ctx.db;
+  const hosts = db.prepare('SELECT hostname FROM anomaly_hosts WHERE anomaly_id = ? ORDER BY hostname').pluck();
+  const seats = db.prepare('SELECT seat_id FROM anomaly_seats WHERE anomaly_id = ? ORDER BY seat_id').pluck();
+  let part: string | null = null;
+  let list: ReturnType<RenderContext['list']> | null = null;
+  for (const r of rows) {
+    if (r.part !== part) {
+      list?.finish();
+      part = r.part;
+      list = ctx.list('anomalies.list', family === 'all' ? ['all'] : [family, part], [...NEWEST_FIRST_DIRS], ['acknowledged', 'detector', 'grade']);
+    }
+    const a = apiAnomaly(anomalyView(db, r.id)!);
+    const item: StoredAnomaly = { a, h: hosts.all(r.id) as string[], s: seats.all(r.id) as string[] };
+    list!.add(item, [Date.parse(a.observed_at), a.id], { acknowledged: [String(a.acknowledged)], detector: [a.detector], grade: [a.grade] });
+  }
+  list?.finish();
+}
+
+function renderAnomaliesList(ctx: RenderContext): void {
+  const db = ctx.db;
+  const r = EVENTS_QUERIES['anomalies.list']!(db, { limit: 50 }, ctx.nowMs);
+  if (r.status === 200) ctx.exact(['v1', 'anomalies'], r.body);
+  const order = 'ORDER BY part, a.observed_at DESC, a.id DESC';
+  writeAnomalyPartitions(ctx, 'all', db.prepare(`SELECT 'all' AS part, a.id FROM anomalies a ${order}`).iterate() as Iterable<AnomalyRow>);
+  writeAnomalyPartitions(ctx, 'host', db.prepare(`SELECT l.hostname AS part, a.id FROM anomaly_hosts l JOIN anomalies a ON a.id = l.anomaly_id ${order}`).iterate() as Iterable<AnomalyRow>);
+  writeAnomalyPartitions(ctx, 'seat', db.prepare(`SELECT l.seat_id AS part, a.id FROM anomaly_seats l JOIN anomalies a ON a.id = l.anomaly_id ${order}`).iterate() as Iterable<AnomalyRow>);
+}
+
+function renderAnomaliesDetail(ctx: RenderContext): void {
+  for (const id of ctx.db.prepare('SELECT id FROM anomalies ORDER BY id').pluck().all() as string[]) {
+    const r = EVENTS_QUERIES['anomalies.detail']!(ctx.db, { id }, ctx.nowMs);
+    if (r.status === 200) ctx.exact(['v1', 'anomalies', id], r.body);
+  }
+}
+
+export const EVENTS_RENDERERS: Record<string, (ctx: RenderContext) => void> = {
+  'events.list': renderEvents,
+  'anomalies.list': renderAnomaliesList,
+  'anomalies.detail': renderAnomaliesDetail,
+};

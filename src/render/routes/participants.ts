@@ -1,0 +1,204 @@
+// Renders the participants family into the snapshot (docs/snapshot-format.md "Participants"):
+// - exact files: every participant (`v1/participants/<id>`), the first page of its events and history
+//   at default parameters, the list's first page at default parameters, `v1/stats/participants`;
+// - lists: the six main orders of `/v1/participants` (per-chunk facet counts of country, scheme,
+//   registered, provenance), posting lists per country / scheme / smp / ap value in the default order,
+//   the identifier index ([value, id]) and one posting list per name trigram; a participant's events or
+//   history as a list only when it holds more than one default page (otherwise the exact file is the
+//   whole list and the composer pages it).
+// Streaming: statements are iterated (one open writer at a time) or read in keyset batches; nothing
+// participant-sized is held in memory. better-sqlite3 cannot run a statement while another iterates on
+// the same connection, so work that queries per participant reads the ids in batches first.
+import { LIMIT_DEFAULT } from '../../api/params.js';
+import {
+  dirsOf,
+  DEFAULT_SORT,
+  DETAIL_ROUTE,
+  EVENTS_ROUTE,
+  HISTORY_ROUTE,
+  ID_INDEX_DIRS,
+  ID_INDEX_PARTITION,
+  LIST_ROUTE,
+  listKey,
+  listOrder,
+  MAIN_FACET_FIELDS,
+  mainPartition,
+  POSTING_DIMENSIONS,
+  postingPartition,
+  STATS_ROUTE,
+  TRIGRAM_DIRS,
+  trigramPartition,
+  trigramsOf,
+  foldName,
+  facetValues,
+  tsOf,
+  tsOrNull,
+} from '../../api/participants-shared.js';
+import {
+  curatedSeatNames,
+  LIST_COLUMNS,
+  listItemOf,
+  orderSql,
+  participantsEvents,
+  participantsHistory,
+  participantsList,
+  statsOf,
+  viewOf,
+  type ListRow,
+} from '../../api/query/participants.js';
+import type { SortKey } from '../../api/keys.js';
+import { orderOf, ROUTES, sortKeyOf } from '../../api/routes.js';
+import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
+import { participantEvents, participantHistory } from '../../derive/participants/read.js';
+import type { RenderContext } from '../context.js';
+
+export interface ParticipantRenderOptions {
+  /** A participant's events or history are also written as a list when they hold more items than this. */
+  perParticipantListMin: number;
+}
+const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAULT };
+
+const BATCH = 2000;
+
+/** Participants in participant_id order, in batches (no statement stays open while the caller works). */
+function* participantBatches(ctx: RenderContext, extra = ''): Generator<Array<{ participant_id: number; pid: string; name: string | null }>> {
+  const q = ctx.db.prepare(`SELECT participant_id, pid, name FROM participant_list WHERE participant_id > ? ${extra} ORDER BY participant_id LIMIT ${BATCH}`);
+  let last = -Infinity;
+  for (;;) {
+    const rows = q.all(last) as Array<{ participant_id: number; pid: string; name: string | null }>;
+    if (rows.length === 0) return;
+    yield rows;
+    last = rows[rows.length - 1]!.participant_id;
+  }
+}
+
+function facetsOf(item: ParticipantListItem): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const f of MAIN_FACET_FIELDS) out[f] = facetValues(item, f);
+  return out;
+}
+
+export function renderParticipantsList(ctx: RenderContext): void {
+  const { db } = ctx;
+  const seatNames = curatedSeatNames(db);
+  const body = participantsList(db, { sort: DEFAULT_SORT, limit: LIMIT_DEFAULT }, ctx.nowMs);
+  if (body.status !== 200) throw new Error('participants.list: default page is not 200');
+  ctx.exact(['v1', 'participants'], body.body);
+
+  // The six main lists.
+  for (const sort of PARTICIPANT_SORTS) {
+    const order = listOrder(sort);
+    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirsOf(order), MAIN_FACET_FIELDS);
+    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
+      const item = listItemOf(r, seatNames);
+      w.add(item, listKey(order, item), facetsOf(item));
+    }
+    w.finish();
+  }
+
+  // Posting lists per facet value, default order.
+  const dflt = listOrder(DEFAULT_SORT);
+  const col: Record<(typeof POSTING_DIMENSIONS)[number], string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id' };
+  for (const dim of POSTING_DIMENSIONS) {
+    let current: string | null = null;
+    let w: ReturnType<RenderContext['list']> | null = null;
+    const sql = `SELECT ${col[dim]} AS facet_value, ${LIST_COLUMNS} FROM participant_list WHERE ${col[dim]} IS NOT NULL ORDER BY ${col[dim]}, ${orderSql(dflt)}`;
+    for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow & { facet_value: string }>) {
+      if (r.facet_value !== current) {
+        w?.finish();
+        current = r.facet_value;
+        w = ctx.list(LIST_ROUTE, postingPartition(dim, current), dirsOf(dflt));
+      }
+      const item = listItemOf(r, seatNames);
+      w!.add(item, listKey(dflt, item));
+    }
+    w?.finish();
+  }
+
+  // The identifier index: [value, id] ascending (rule 1 of the participant list).
+  {
+    const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS);
+    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY value, pid`).iterate() as IterableIterator<ListRow>) {
+      w.add(listItemOf(r, seatNames), [r.value, r.pid]);
+    }
+    w.finish();
+  }
+
+  // Trigram posting lists of folded names (rule 2), keyed by [id]: built through a temporary table so
+  // the (trigram, participant) pairs are sorted by SQLite, not in memory.
+  db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL, PRIMARY KEY (t, pid)) WITHOUT ROWID');
+  try {
+    const ins = db.prepare('INSERT OR IGNORE INTO temp.participant_trigrams (t, pid, participant_id) VALUES (?, ?, ?)');
+    for (const rows of participantBatches(ctx, 'AND name IS NOT NULL')) {
+      for (const r of rows) for (const t of trigramsOf(foldName(r.name!))) ins.run(t, r.pid, r.participant_id);
+    }
+    let current: string | null = null;
+    let w: ReturnType<RenderContext['list']> | null = null;
+    const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
+    const sql = `SELECT g.t AS tri, ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.pid`;
+    for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow & { tri: string }>) {
+      if (r.tri !== current) {
+        w?.finish();
+        current = r.tri;
+        w = ctx.list(LIST_ROUTE, trigramPartition(current), TRIGRAM_DIRS);
+      }
+      w!.add(listItemOf(r, seatNames), [r.pid]);
+    }
+    w?.finish();
+  } finally {
+    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
+  }
+}
+
+export function renderParticipantsDetail(ctx: RenderContext): void {
+  for (const rows of participantBatches(ctx)) {
+    for (const r of rows) ctx.exact(['v1', 'participants', r.pid], viewOf(ctx.db, r.pid));
+  }
+}
+
+function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE, opts: ParticipantRenderOptions): void {
+  const order = orderOf(ROUTES[route].list!, {});
+  const dirs = dirsOf(order);
+  const segment = route === EVENTS_ROUTE ? 'events' : 'history';
+  const query = route === EVENTS_ROUTE ? participantsEvents : participantsHistory;
+  const count = ctx.db.prepare(route === EVENTS_ROUTE ? 'SELECT count(*) FROM events WHERE participant_id = ?' : 'SELECT count(*) FROM participant_history WHERE participant_id = ?').pluck();
+  for (const rows of participantBatches(ctx)) {
+    for (const r of rows) {
+      const first = query(ctx.db, { id: r.pid, limit: LIMIT_DEFAULT }, ctx.nowMs);
+      if (first.status !== 200) throw new Error(`${route}: ${r.pid} has no first page`);
+      ctx.exact(['v1', 'participants', r.pid, segment], first.body);
+      if ((count.get(r.participant_id) as number) <= opts.perParticipantListMin) continue;
+      const w = ctx.list(route, [r.pid], dirs);
+      if (route === EVENTS_ROUTE) {
+        for (const { item } of participantEvents(ctx.db, r.pid)) {
+          const e = { id: item.id, type: item.type, observed_at: tsOf(item.observed_at), payload: item.payload };
+          w.add(e, sortKeyOf(order, e) as SortKey);
+        }
+      } else {
+        for (const { item } of participantHistory(ctx.db, r.pid)) {
+          const h = { fact: item.fact, valid_from: tsOf(item.valid_from), valid_to: tsOrNull(item.valid_to), detail: item.detail };
+          w.add(h, sortKeyOf(order, h) as SortKey);
+        }
+      }
+      w.finish();
+    }
+  }
+}
+
+export function renderStatsParticipants(ctx: RenderContext): void {
+  ctx.exact(['v1', 'stats', 'participants'], statsOf(ctx.db, ctx.nowMs));
+}
+
+/** The family's renderers, by route id; `opts` for tests (per-participant lists at any size). */
+export function participantRenderers(opts: Partial<ParticipantRenderOptions> = {}): Record<string, (ctx: RenderContext) => void> {
+  const o = { ...DEFAULTS, ...opts };
+  return {
+    [LIST_ROUTE]: renderParticipantsList,
+    [DETAIL_ROUTE]: renderParticipantsDetail,
+    [EVENTS_ROUTE]: (ctx) => renderPerParticipant(ctx, EVENTS_ROUTE, o),
+    [HISTORY_ROUTE]: (ctx) => renderPerParticipant(ctx, HISTORY_ROUTE, o),
+    [STATS_ROUTE]: renderStatsParticipants,
+  };
+}
+
+export const PARTICIPANT_RENDERERS = participantRenderers();

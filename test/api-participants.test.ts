@@ -1,0 +1,417 @@
+// The participants family: the shim's composer over the rendered snapshot answers byte-identically to
+// the oracle over SQLite (status and body), for random valid parameters (filters, searches, orders,
+// limits, cursors taken from real pages); whole walks are gap- and duplicate-free; the spec's 400 and
+// 404 cases give the right problems; every body passes its response schema.
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonBody, jsonText } from '../src/api/json.js';
+import { classifySearch, smallSetMax } from '../src/api/participants-shared.js';
+import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
+import { PARTICIPANT_QUERIES } from '../src/api/query/participants.js';
+import { finishResult, paramErrorsOf, type ApiResult } from '../src/api/result.js';
+import { matchRoute, parseRequest } from '../src/api/routes.js';
+import { FILTER_COUNT_CAP, RESOURCE_SCHEMAS, type ResourceName } from '../src/api/schemas/index.js';
+import type { CursorPosition } from '../src/api/cursor.js';
+import type { Db } from '../src/db/index.js';
+import { runDerive } from '../src/derive/index.js';
+import { PARTICIPANT_COMPOSERS, pageFromStoredList } from '../src/edge/compose/participants.js';
+import type { ReadStats } from '../src/edge/list-reader.js';
+import { RenderContext } from '../src/render/context.js';
+import { participantRenderers } from '../src/render/routes/participants.js';
+import { DirectorySink } from '../src/render/sink.js';
+import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { tempDir } from './helpers/feeds.js';
+
+const BASE = 'https://api.example.test';
+const HISTORY_LIST_MIN = 4;
+let db: Db;
+let nowMs: number;
+let outDir: string;
+const read = async (p: string): Promise<Uint8Array | null> => {
+  try {
+    return new Uint8Array(fs.readFileSync(path.join(outDir, p)));
+  } catch {
+    return null;
+  }
+};
+
+interface Sample {
+  pids: string[];
+  names: string[];
+  values: string[];
+  countries: string[];
+  schemes: string[];
+  smps: string[];
+  seats: string[];
+  /** Participants with more than 1 event / HISTORY_LIST_MIN history rows (stored lists rendered for them). */
+  multiEvents: string[];
+  multiHistory: string[];
+}
+let S: Sample;
+const maxCost = { files: 0, bytes: 0, chunks: 0, target: '' };
+const costByRoute = new Map<string, { files: number; bytes: number }>();
+
+beforeAll(() => {
+  const copy = copyOfSmallDemoDb();
+  db = copy.open();
+  // The steps the participants family reads (hosts, zones, churn, anomalies are not needed here).
+  runDerive(db, { only: ['providers', 'participants', 'stats'] });
+  nowMs = Date.parse(smallDemo().now);
+  outDir = tempDir('participants-out-');
+  const sink = new DirectorySink(outDir);
+  // Small chunks so lists span many chunks and a level of inner index nodes (> 128 chunks).
+  const ctx = new RenderContext(db, nowMs, sink, { chunkMaxItems: 30, chunkMaxBytes: 16_384 }, jsonBody);
+  // Per-participant lists are rendered for every participant with more than 1 event (demo maximum: 2)
+  // and more than HISTORY_LIST_MIN history rows, so the stored-list path is exercised (production: 50).
+  const renderers = participantRenderers({ perParticipantListMin: 1 });
+  renderers['participants.history'] = participantRenderers({ perParticipantListMin: HISTORY_LIST_MIN })['participants.history']!;
+  for (const render of Object.values(renderers)) render(ctx);
+  sink.close();
+  const col = (sql: string): string[] => db.prepare(sql).pluck().all() as string[];
+  S = {
+    pids: col('SELECT pid FROM participant_list ORDER BY pid'),
+    names: col('SELECT name FROM participant_list WHERE name IS NOT NULL ORDER BY pid'),
+    values: col('SELECT value FROM participant_list ORDER BY pid'),
+    countries: col('SELECT DISTINCT country FROM participant_list WHERE country IS NOT NULL ORDER BY 1'),
+    schemes: col('SELECT DISTINCT scheme FROM participant_list ORDER BY 1'),
+    smps: col('SELECT DISTINCT smp FROM participant_list WHERE smp IS NOT NULL ORDER BY 1'),
+    seats: col('SELECT DISTINCT ap_seat_id FROM participant_list WHERE ap_seat_id IS NOT NULL ORDER BY 1'),
+    multiEvents: col('SELECT p.pid FROM events e JOIN participant_list p ON p.participant_id = e.participant_id GROUP BY p.pid HAVING count(*) > 1 ORDER BY 1'),
+    multiHistory: col(`SELECT p.pid FROM participant_history h JOIN participant_list p ON p.participant_id = h.participant_id GROUP BY p.pid HAVING count(*) > ${HISTORY_LIST_MIN} ORDER BY 1`),
+  };
+}, 240_000);
+
+afterAll(() => {
+  db?.close();
+  console.log(`participants composer cost (small demo, 30-item chunks): max per request ${JSON.stringify(maxCost)}; per route ${JSON.stringify(Object.fromEntries(costByRoute))}`);
+});
+
+interface Answer {
+  status: number;
+  text: string;
+  body: unknown;
+  route: string;
+  stats?: ReadStats;
+}
+
+function finish(r: ApiResult, instance: string): { status: number; text: string; body: unknown } {
+  const f = finishResult(r, { baseUrl: BASE, instance });
+  const body = f.status === 200 ? f.body : f.problem;
+  return { status: f.status, text: jsonText(body), body };
+}
+
+/** Answers one request target with the oracle and with the composer. */
+async function answer(target: string): Promise<{ oracle: Answer; composer: Answer }> {
+  const url = new URL(target, BASE);
+  const m = matchRoute(url.pathname);
+  if (!m) throw new Error(`no route for ${target}`);
+  const parsed = parseRequest(m.route, m.pathParams, url.searchParams, { now: nowMs });
+  if (!parsed.ok) {
+    const a = { ...finish(paramErrorsOf(parsed.errors), url.pathname), route: m.route.id };
+    return { oracle: a, composer: a };
+  }
+  const params = parsed.params as Record<string, unknown>;
+  const oracle = { ...finish(PARTICIPANT_QUERIES[m.route.id]!(db, params, nowMs), url.pathname), route: m.route.id };
+  const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  const composed = await PARTICIPANT_COMPOSERS[m.route.id]!(params, { read, nowMs, stats });
+  const composer = { ...finish(composed, url.pathname), route: m.route.id, stats };
+  if (stats.bytes > maxCost.bytes) Object.assign(maxCost, { files: stats.files, bytes: stats.bytes, chunks: stats.chunks, target });
+  const c = costByRoute.get(m.route.id) ?? { files: 0, bytes: 0 };
+  costByRoute.set(m.route.id, { files: Math.max(c.files, stats.files), bytes: Math.max(c.bytes, stats.bytes) });
+  return { oracle, composer };
+}
+
+/** Both answers equal; the body valid against its schema (or a Problem). */
+async function same(target: string): Promise<Answer> {
+  const { oracle, composer } = await answer(target);
+  expect(composer.status, target).toBe(oracle.status);
+  expect(composer.text, target).toBe(oracle.text);
+  const url = new URL(target, BASE);
+  const route = matchRoute(url.pathname)!.route;
+  const schema = RESOURCE_SCHEMAS[(oracle.status === 200 ? route.response : 'Problem') as ResourceName];
+  const parsed = schema.safeParse(oracle.body);
+  expect(parsed.success, `${target}: ${parsed.success ? '' : JSON.stringify(parsed.error.issues.slice(0, 3))}`).toBe(true);
+  return oracle;
+}
+
+const qs = (o: Record<string, string | undefined>): string => {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) u.set(k, v);
+  const s = u.toString();
+  return s === '' ? '' : `?${s}`;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Arbitraries over the demo's real values (plus unknown ones)
+
+const pick = <T,>(xs: () => readonly T[]): fc.Arbitrary<T> => fc.nat().map((n) => xs()[n % xs().length]!);
+const listOf = (xs: () => readonly string[], unknown: string): fc.Arbitrary<string | undefined> =>
+  fc.option(fc.array(fc.oneof({ weight: 5, arbitrary: pick(xs) }, { weight: 1, arbitrary: fc.constant(unknown) }), { minLength: 1, maxLength: 3 }).map((a) => a.join(',')), { freq: 3 });
+
+/** Substrings of real names (3–8 code points, short ones too), real ids and values, noise. */
+const qArb: fc.Arbitrary<string> = fc.oneof(
+  fc.tuple(pick(() => S.names), fc.nat(), fc.integer({ min: 3, max: 8 })).map(([n, at, len]) => {
+    const cps = Array.from(n);
+    const s = at % Math.max(1, cps.length - 2);
+    return cps.slice(s, s + len).join('');
+  }),
+  fc.tuple(pick(() => S.names), fc.nat(), fc.integer({ min: 1, max: 2 })).map(([n, at, len]) => Array.from(n).slice(at % n.length, (at % n.length) + len).join('')),
+  pick(() => S.pids),
+  pick(() => S.pids).map((id) => `iso6523-actorid-upis::${id.replace('::', ':').toUpperCase()}`),
+  pick(() => S.values),
+  fc.constantFrom('zzzqqq', 'GmbH', ' bv ', 'AS', '0000::unknown-1', '99999999999', 'Ø'),
+);
+
+const listArb = fc.record({
+  sort: fc.option(fc.constantFrom('first_seen.desc', 'first_seen.asc', 'name.asc', 'name.desc', 'country.asc', 'country.desc'), { nil: undefined }),
+  country: listOf(() => S.countries, 'XX'),
+  scheme: listOf(() => S.schemes, '9999'),
+  smp: listOf(() => S.smps, 'smp.unknown.example'),
+  ap: listOf(() => S.seats, 'PZZ999999'),
+  registered: fc.option(fc.constantFrom('true', 'false'), { nil: undefined, freq: 3 }),
+  provenance: fc.option(fc.constantFrom('directory', 'discovered'), { nil: undefined, freq: 3 }),
+  q: fc.option(qArb, { nil: undefined, freq: 2 }),
+  limit: fc.option(fc.integer({ min: 1, max: 200 }).map(String), { nil: undefined }),
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('participants.list', () => {
+  it('the default first page is the exact file and equals the oracle', async () => {
+    const a = await same('/v1/participants');
+    const body = a.body as { items: unknown[]; meta: { total_count: number; filter_count: number | null } };
+    expect(body.items).toHaveLength(50);
+    expect(body.meta.total_count).toBe(S.pids.length);
+    expect(body.meta.filter_count).toBeNull();
+  });
+
+  it('random filters, searches, orders and limits: composer = oracle, first pages and pages after a real cursor', async () => {
+    await fc.assert(
+      fc.asyncProperty(listArb, fc.nat(), async (p, hop) => {
+        const first = await same(`/v1/participants${qs(p)}`);
+        expect(first.status).toBe(200);
+        const body = first.body as { next_cursor: string | null; items: Array<{ id: string }>; meta: { filter_count: number | null; filter_count_capped?: boolean } };
+        // filter_count: null without filters; when exact, at least the items shown and at most the cap.
+        const filtered = Object.entries(p).some(([k, v]) => v !== undefined && k !== 'sort' && k !== 'limit');
+        if (!filtered) expect(body.meta.filter_count).toBeNull();
+        if (body.meta.filter_count !== null) {
+          expect(body.meta.filter_count).toBeGreaterThanOrEqual(body.items.length);
+          expect(body.meta.filter_count).toBeLessThanOrEqual(FILTER_COUNT_CAP);
+        }
+        // Follow the cursor a few pages, each compared.
+        let cursor = body.next_cursor;
+        for (let i = 0; i < (hop % 3) + 1 && cursor !== null; i++) {
+          const next = await same(`/v1/participants${qs({ ...p, cursor })}`);
+          const nb = next.body as { next_cursor: string | null; meta?: unknown };
+          expect(nb.meta).toBeUndefined();
+          cursor = nb.next_cursor;
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('searches: an identifier finds its participant; a name substring finds only names containing it', async () => {
+    const id = S.pids[17]!;
+    const byId = (await same(`/v1/participants?q=${encodeURIComponent(id)}`)).body as { items: Array<{ id: string }>; meta: { filter_count: number } };
+    expect(byId.items.map((i) => i.id)).toEqual([id]);
+    expect(byId.meta.filter_count).toBe(1);
+    expect(classifySearch(S.values[17]!).kind).toBe('value');
+    const name = S.names[3]!;
+    const part = Array.from(name.toLowerCase()).slice(1, 6).join('');
+    const byName = (await same(`/v1/participants?q=${encodeURIComponent(part)}&limit=200`)).body as { items: Array<{ name: string }>; meta: { filter_count: number | null } };
+    expect(byName.items.length).toBeGreaterThan(0);
+    for (const i of byName.items) expect(i.name.toLowerCase()).toContain(part);
+  });
+
+  it('whole walks at limits 1, 7, 50 and 200 give every matching item once, in order', async () => {
+    const seat = db.prepare('SELECT ap_seat_id FROM participant_list WHERE ap_seat_id IS NOT NULL GROUP BY 1 ORDER BY count(*), 1 LIMIT 1').pluck().get() as string;
+    const cases: Array<{ q: Record<string, string>; limits: number[] }> = [
+      { q: {}, limits: [50, 200] },
+      { q: { sort: 'name.desc' }, limits: [200] },
+      { q: { sort: 'country.asc' }, limits: [200] },
+      { q: { sort: 'first_seen.asc', country: S.countries.slice(0, 2).join(',') }, limits: [7, 50, 200] },
+      { q: { ap: seat, sort: 'country.desc' }, limits: [1, 7, 50] },
+      { q: { country: 'NO', registered: 'true' }, limits: [7, 200] },
+      { q: { sort: 'country.desc', registered: 'false' }, limits: [50] },
+      { q: { sort: 'name.asc', smp: S.smps[0]!, provenance: 'discovered' }, limits: [7, 50] },
+      { q: { q: 'as', sort: 'name.asc' }, limits: [50, 200] },
+    ];
+    for (const c of cases) {
+      let reference: string[] | null = null;
+      for (const limit of c.limits) {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let count: number | null = null;
+        for (;;) {
+          const a = await same(`/v1/participants${qs({ ...c.q, limit: String(limit), cursor: cursor ?? undefined })}`);
+          const b = a.body as { items: Array<{ id: string }>; next_cursor: string | null; meta?: { filter_count: number | null; total_count: number } };
+          if (b.meta) count = b.meta.filter_count !== null ? b.meta.filter_count : Object.keys(c.q).some((k) => k !== 'sort') ? null : b.meta.total_count;
+          seen.push(...b.items.map((i) => i.id));
+          if (b.next_cursor === null) break;
+          expect(b.items).toHaveLength(limit);
+          cursor = b.next_cursor;
+        }
+        expect(new Set(seen).size, JSON.stringify(c)).toBe(seen.length);
+        if (count !== null) expect(seen.length).toBe(count);
+        if (reference === null) reference = seen;
+        else expect(seen).toEqual(reference);
+      }
+      // The reference order is the oracle's one page of everything (limits are clamped at 200: compare via SQL count).
+      const n = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
+      expect(reference!.length).toBeLessThanOrEqual(n);
+    }
+  });
+
+  it('filter_count: exact for one dimension and small sets, capped flag false on the demo, null for broad intersections', async () => {
+    const one = (await same('/v1/participants?registered=true')).body as { meta: { filter_count: number; filter_count_capped: boolean } };
+    expect(one.meta.filter_count).toBe(db.prepare('SELECT count(*) FROM participant_list WHERE registered = 1').pluck().get());
+    expect(one.meta.filter_count_capped).toBe(false);
+    const broad = (await same('/v1/participants?registered=true&provenance=directory')).body as { meta: { filter_count: number | null } };
+    const broadSize = db.prepare("SELECT count(*) FROM participant_list WHERE registered = 1 AND provenance = 'directory'").pluck().get() as number;
+    // Two dimensions without a small candidate set: null (the budget rule), never an error.
+    expect(broadSize).toBeGreaterThan(0);
+    expect(broad.meta.filter_count).toBeNull();
+    // The smallest serving seat: a small candidate set makes the count exact under any other filter.
+    const seat = db.prepare('SELECT ap_seat_id FROM participant_list WHERE ap_seat_id IS NOT NULL GROUP BY 1 ORDER BY count(*), 1 LIMIT 1').pluck().get() as string;
+    const seatSize = db.prepare('SELECT count(*) FROM participant_list WHERE ap_seat_id = ?').pluck().get(seat) as number;
+    expect(seatSize).toBeLessThanOrEqual(smallSetMax(S.pids.length));
+    const withSeat = (await same(`/v1/participants?registered=true&ap=${seat}`)).body as { meta: { filter_count: number } };
+    expect(withSeat.meta.filter_count).toBe(db.prepare('SELECT count(*) FROM participant_list WHERE registered = 1 AND ap_seat_id = ?').pluck().get(seat));
+    // A large single dimension (beyond the small-set size) is counted from the stored per-value counts.
+    const smp = db.prepare('SELECT smp FROM participant_list WHERE smp IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1').pluck().get() as string;
+    const smpSize = db.prepare('SELECT count(*) FROM participant_list WHERE smp = ?').pluck().get(smp) as number;
+    expect(smpSize).toBeGreaterThan(smallSetMax(S.pids.length));
+    const bySmp = (await same(`/v1/participants?smp=${smp}`)).body as { meta: { filter_count: number } };
+    expect(bySmp.meta.filter_count).toBe(smpSize);
+  });
+
+  it('400s: invalid sort, registered, provenance, limit, cursor; a cursor of another order', async () => {
+    const other = ((await same('/v1/participants?sort=name.asc&limit=3')).body as { next_cursor: string }).next_cursor;
+    const cases: Array<[string, string]> = [
+      ['/v1/participants?sort=name', 'invalid-parameter'],
+      ['/v1/participants?registered=yes', 'invalid-parameter'],
+      ['/v1/participants?provenance=scraped', 'invalid-parameter'],
+      ['/v1/participants?limit=ten', 'invalid-parameter'],
+      ['/v1/participants?cursor=not-a-cursor', 'invalid-cursor'],
+      [`/v1/participants?cursor=${other}`, 'invalid-cursor'],
+      [`/v1/participants?cursor=${other.slice(0, -2)}${other.endsWith('AA') ? 'AB' : 'AA'}`, 'invalid-cursor'],
+    ];
+    for (const [target, problem] of cases) {
+      const a = await same(target);
+      expect(a.status, target).toBe(400);
+      const b = a.body as { type: string; title: string; status: number };
+      expect(b.type).toBe(`${BASE}/problems/${problem}`);
+      expect(b.title).toBe(PROBLEM_CATALOGUE[problem as keyof typeof PROBLEM_CATALOGUE].title);
+      expect(b.status).toBe(400);
+    }
+  });
+});
+
+describe('participants.detail, events, history', () => {
+  const idArb = fc.oneof({ weight: 6, arbitrary: pick(() => S.pids) }, { weight: 1, arbitrary: fc.constantFrom('0208::does-not-exist', '9999::0000') });
+
+  it('random existing and unknown participants: composer = oracle (200 or 404), schema-valid', async () => {
+    await fc.assert(
+      fc.asyncProperty(idArb, fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }), async (id, limit) => {
+        const enc = encodeURIComponent(id);
+        const d = await same(`/v1/participants/${enc}`);
+        const known = S.pids.includes(id);
+        expect(d.status).toBe(known ? 200 : 404);
+        if (!known) expect((d.body as { type: string }).type).toBe(`${BASE}/problems/participant-not-found`);
+        for (const sub of ['events', 'history']) {
+          const first = await same(`/v1/participants/${enc}/${sub}${qs({ limit: limit === undefined ? undefined : String(limit) })}`);
+          expect(first.status).toBe(known ? 200 : 404);
+          let cursor = first.status === 200 ? (first.body as { next_cursor: string | null }).next_cursor : null;
+          while (cursor !== null) {
+            const n = await same(`/v1/participants/${enc}/${sub}${qs({ limit: String(limit), cursor })}`);
+            cursor = (n.body as { next_cursor: string | null }).next_cursor;
+          }
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('walks at limits 1, 7, 50, 200 over events and history of participants with several rows', async () => {
+    for (const [sub, ids] of [['events', S.multiEvents.slice(0, 5)], ['history', S.multiHistory.slice(0, 5)]] as const) {
+      expect(ids.length).toBeGreaterThan(0);
+      for (const id of ids) {
+        let reference: string | null = null;
+        for (const limit of [1, 7, 50, 200]) {
+          const seen: unknown[] = [];
+          let cursor: string | null = null;
+          for (;;) {
+            const a = await same(`/v1/participants/${encodeURIComponent(id)}/${sub}${qs({ limit: String(limit), cursor: cursor ?? undefined })}`);
+            const b = a.body as { items: unknown[]; next_cursor: string | null };
+            seen.push(...b.items);
+            if (b.next_cursor === null) break;
+            cursor = b.next_cursor;
+          }
+          const json = JSON.stringify(seen);
+          expect(new Set(seen.map((s) => JSON.stringify(s))).size).toBe(seen.length);
+          if (reference === null) reference = json;
+          else expect(json).toBe(reference);
+        }
+      }
+    }
+  });
+
+  it('a stored per-participant list pages like the oracle (lists longer than one default page)', async () => {
+    for (const [route, ids] of [['participants.events', S.multiEvents.slice(0, 8)], ['participants.history', S.multiHistory.slice(0, 8)]] as const) {
+      for (const id of ids) {
+        for (const limit of [1, 2, 3]) {
+          let cursor: CursorPosition | undefined;
+          for (;;) {
+            const oracle = PARTICIPANT_QUERIES[route]!(db, { id, limit, cursor }, nowMs);
+            const { page } = await pageFromStoredList(read, route, id, cursor, limit);
+            expect(oracle.status).toBe(200);
+            expect(jsonText(page)).toBe(jsonText(oracle.status === 200 ? oracle.body : null));
+            if (page.next_cursor === null) break;
+            const url = new URL(`/v1/participants/${encodeURIComponent(id)}/x?cursor=${page.next_cursor}`, BASE);
+            const parsed = parseRequest(matchRoute(`/v1/participants/${encodeURIComponent(id)}/${route === 'participants.events' ? 'events' : 'history'}`)!.route, { id }, url.searchParams);
+            expect(parsed.ok).toBe(true);
+            cursor = (parsed.ok ? parsed.params.cursor : undefined) as CursorPosition;
+          }
+        }
+      }
+    }
+  });
+
+  it('400 for an id that is not scheme::value, 400 for a bad limit or cursor, 404 for an unknown participant', async () => {
+    const known = encodeURIComponent(S.pids[0]!);
+    const cases: Array<[string, number, string]> = [
+      ['/v1/participants/not-an-id', 400, 'invalid-identifier'],
+      ['/v1/participants/not-an-id/events', 400, 'invalid-identifier'],
+      ['/v1/participants/12::x/history', 400, 'invalid-identifier'],
+      [`/v1/participants/${known}/events?limit=1.5`, 400, 'invalid-parameter'],
+      [`/v1/participants/${known}/history?cursor=AAAA`, 400, 'invalid-cursor'],
+      ['/v1/participants/0208::nobody', 404, 'participant-not-found'],
+      ['/v1/participants/0208::nobody/events', 404, 'participant-not-found'],
+      ['/v1/participants/0208::nobody/history', 404, 'participant-not-found'],
+    ];
+    for (const [target, status, problem] of cases) {
+      const a = await same(target);
+      expect(a.status, target).toBe(status);
+      const b = a.body as { type: string; title: string };
+      expect(b.type, target).toBe(`${BASE}/problems/${problem}`);
+      expect(b.title).toBe(PROBLEM_CATALOGUE[problem as keyof typeof PROBLEM_CATALOGUE].title);
+    }
+    // A cursor of one participant's events is not valid for another participant's.
+    const multi = S.multiEvents[0]!;
+    const c = ((await same(`/v1/participants/${encodeURIComponent(multi)}/events?limit=1`)).body as { next_cursor: string }).next_cursor;
+    const other = S.pids.find((p) => p !== multi)!;
+    expect((await same(`/v1/participants/${encodeURIComponent(other)}/events?cursor=${c}`)).status).toBe(400);
+  });
+});
+
+describe('stats.participants', () => {
+  it('composer = oracle; totals and facets agree with the list', async () => {
+    const a = await same('/v1/stats/participants');
+    const b = a.body as { total_count: number; facets: { registered: Array<{ value: string; count: number }> } };
+    expect(b.total_count).toBe(S.pids.length);
+    expect(b.facets.registered.reduce((n, x) => n + x.count, 0)).toBe(S.pids.length);
+  });
+});
