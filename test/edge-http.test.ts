@@ -6,7 +6,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/index.js';
-import { exactFilePath, exactFileResolve } from '../src/edge/exact-files.js';
+import { exactFilePath, exactFileResolve } from './helpers/exact-files.js';
+import { PROBLEM_CATALOGUE, problemTypeUri, type ProblemName } from '../src/api/problems.js';
 import { CACHE_CONTROL, createHandler, EXPOSED_HEADERS, type HandlerOptions } from '../src/edge/handler.js';
 import { createKeyStore, hashKey, KeyFileError, parseKeyFile } from '../src/edge/keys.js';
 import { parseEdgePolicy } from '../src/edge/policy.js';
@@ -131,6 +132,30 @@ describe('CORS and methods', () => {
       expect(body).toMatchObject({ status: 405, title: 'Method Not Allowed', type: 'about:blank' });
     }
     expect(files.reads).toEqual([]);
+  });
+
+  it("the edge's own problems carry the catalogue's types under the snapshot's base URL when it is known", async () => {
+    const base = 'https://api.example';
+    const keyed = policy((p) => (p.access.mode = 'keyed'));
+    const { call } = setup({ policy: keyed, problemBaseUrl: async () => base });
+    const cases: [string, RequestInit & { raw?: boolean }, string, number][] = [
+      ['/v1/network', { method: 'DELETE' }, 'method-not-allowed', 405],
+      ['/v1/hosts', { headers: { Authorization: `Bearer ${'x'.repeat(12)}` } }, 'api-key-required', 403],
+      ['/v1/hosts', {}, 'api-key-required', 403],
+      ['/v1/%2e%2e/x', { raw: true }, 'invalid-request', 400],
+      [`/v1/${'a'.repeat(MAX_TARGET_BYTES + 10)}`, { raw: true }, 'uri-too-long', 414],
+    ];
+    for (const [target, init, name, status] of cases) {
+      const res = await call(target, init);
+      expect(res.status, name).toBe(status);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(body, name).toMatchObject({ type: problemTypeUri(name as ProblemName, base), title: PROBLEM_CATALOGUE[name as ProblemName].title, status });
+    }
+    // a base URL that cannot be read leaves the RFC 9457 default, never a 500
+    const broken = setup({ problemBaseUrl: () => Promise.reject(new Error('no snapshot')) });
+    const res = await broken.call('/v1/network', { method: 'PUT' });
+    expect(res.status).toBe(405);
+    expect(await res.json()).toMatchObject({ type: 'about:blank', title: 'Method Not Allowed' });
   });
 
   it('HEAD answers the headers of GET without a body', async () => {

@@ -110,7 +110,7 @@ describe('peppol-snapshot serve', () => {
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect(post.headers.get('content-type')).toBe('application/problem+json');
-    expect(await post.json()).toMatchObject({ status: 405, title: 'Method Not Allowed' });
+    expect(await post.json()).toMatchObject({ status: 405, title: 'Method not allowed', type: 'https://api.example/problems/method-not-allowed' });
     const trace = await rawRequest(s.url, '/v1/network', 'TRACE');
     expect(trace.status).toBe(405);
 

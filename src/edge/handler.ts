@@ -12,7 +12,7 @@
 // Every response carries Access-Control-Allow-Origin: * and the rate-limit headers.
 import { KEYLESS_PATHS, matchPathPattern } from '../config/patterns.js';
 import { createKeyStore, presentedKey } from './keys.js';
-import { PROBLEM_CONTENT_TYPE, problemDoc, quotaExceededDoc, type ProblemDoc } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, problemDoc, quotaExceededDoc, type EdgeProblemName, type ProblemDoc } from './problem.js';
 import { FixedWindowLimiter, ipIdentity, type Take } from './ratelimit.js';
 import { checkTarget, isSafeFilePath } from './target.js';
 import type { Answer, CacheClass, EdgePolicy, FileReader, KeyEntry, KeyStore, Resolve, Tier } from './types.js';
@@ -64,6 +64,11 @@ export interface HandlerOptions {
   healthMaxAgeSeconds?: number;
   /** Bound of the rate limiter's memory (client identities). */
   maxIdentities?: number;
+  /**
+   * The snapshot's base URL (snapshot.json), for the type URIs of the edge's own problems; null when
+   * unknown (then `about:blank`). Called only when a problem is answered.
+   */
+  problemBaseUrl?: (files: FileReader) => Promise<string | null>;
   /** Told about unexpected failures (resolver or reader errors) answered with 500. */
   onError?: (error: unknown, request: Request) => void;
 }
@@ -174,6 +179,17 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
     }
   }
 
+  /** A catalogued problem of the edge, typed under the snapshot's base URL when it can be read. */
+  async function edgeProblem(h: Headers, method: string, name: EdgeProblemName, detail: string, instance?: string): Promise<Response> {
+    let base: string | null = null;
+    try {
+      base = opts.problemBaseUrl ? await opts.problemBaseUrl(files) : null;
+    } catch {
+      base = null; // an unreadable snapshot must not turn a 4xx into a 500
+    }
+    return problem(h, method, problemDoc(name, detail, base, instance));
+  }
+
   function problem(h: Headers, method: string, doc: ProblemDoc): Response {
     const body = json(doc);
     h.set('Content-Type', PROBLEM_CONTENT_TYPE);
@@ -221,7 +237,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
     // 3. hostile input: the raw target (when known) and the parsed URL both pass the checks
     for (const target of rawTarget !== undefined ? [rawTarget, request.url] : [request.url]) {
       const c = checkTarget(target);
-      if (!c.ok) return problem(h, method, problemDoc(c.status, c.detail));
+      if (!c.ok) return edgeProblem(h, method, c.status === 414 ? 'uri-too-long' : 'invalid-request', c.detail);
     }
     const url = new URL(request.url);
     const pathname = url.pathname;
@@ -237,7 +253,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
     }
     if (method !== 'GET' && method !== 'HEAD') {
       h.set('Allow', ALLOWED_METHODS);
-      return problem(h, method, problemDoc(405, `Method ${method} is not allowed; this API is read-only (${ALLOWED_METHODS}).`, pathname));
+      return edgeProblem(h, method, 'method-not-allowed', `Method ${method} is not allowed; this API is read-only (${ALLOWED_METHODS}).`, pathname);
     }
 
     // 5. access
@@ -248,7 +264,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
       if (!keyless) {
         if (!key) {
           const why = presented === null ? 'This endpoint requires an API key' : 'The API key is not valid';
-          return problem(h, method, problemDoc(403, `${why}: send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".`, pathname));
+          return edgeProblem(h, method, 'api-key-required', `${why}: send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".`, pathname);
         }
         // Tiers are ordered (docs/config.md): network < market. An endpoint needs the highest tier it is
         // listed in; one listed in no tier needs a key of either tier.
@@ -257,7 +273,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
         if (have < need) {
           const held = key.tiers.length > 0 ? `the ${key.tiers.join(' and ')} tier` : 'no tier';
           const wanted = need === TIER_RANK.market ? 'the market tier' : 'the network or the market tier';
-          return problem(h, method, problemDoc(403, `This endpoint needs an API key of ${wanted}; the key presented holds ${held}.`, pathname));
+          return edgeProblem(h, method, 'insufficient-tier', `This endpoint needs an API key of ${wanted}; the key presented holds ${held}.`, pathname);
         }
       }
     }
@@ -275,7 +291,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
       }
     } catch (e) {
       opts.onError?.(e, request);
-      return problem(h, method, problemDoc(500, 'The request could not be answered; try again later.', pathname));
+      return edgeProblem(h, method, 'internal-error', 'The request could not be answered; try again later.', pathname);
     }
 
     for (const [k, v] of Object.entries(answer.headers ?? {})) {

@@ -29,24 +29,33 @@ const STATIC_FILES: Record<string, { path: string; contentType: string }> = {
   '/.well-known/api-catalog': { path: '.well-known/api-catalog', contentType: 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"' },
 };
 
-export interface ResolverOptions {
-  composers?: Readonly<Record<string, ComposeFn>>;
-  /** Receives the read cost of every composed answer (benchmarks, tests). */
-  onStats?: (routeId: string, stats: ReadStats) => void;
-}
+export type SnapshotInfoReader = (files: FileReader) => Promise<SnapshotInfo | null>;
 
-export function createResolve(opts: ResolverOptions = {}): Resolve {
-  const composers = opts.composers ?? COMPOSERS;
+/** Reads `snapshot.json`, at most every SNAPSHOT_INFO_TTL_MS; null while the snapshot has none. */
+export function snapshotInfoReader(ttlMs = SNAPSHOT_INFO_TTL_MS): SnapshotInfoReader {
   let info: { value: SnapshotInfo; at: number } | null = null;
-  async function snapshotInfo(files: FileReader): Promise<SnapshotInfo | null> {
+  return async (files) => {
     const t = Date.now();
-    if (info && t - info.at < SNAPSHOT_INFO_TTL_MS) return info.value;
+    if (info && t - info.at < ttlMs && t >= info.at) return info.value;
     const bytes = await files.read(SNAPSHOT_INFO_PATH);
     if (!bytes) return null;
     const value = JSON.parse(dec.decode(bytes)) as SnapshotInfo;
     info = { value, at: t };
     return value;
-  }
+  };
+}
+
+export interface ResolverOptions {
+  composers?: Readonly<Record<string, ComposeFn>>;
+  /** Receives the read cost of every composed answer (benchmarks, tests). */
+  onStats?: (routeId: string, stats: ReadStats) => void;
+  /** Shared with the HTTP layer (its problems' type URIs), so snapshot.json is read once per TTL. */
+  snapshotInfo?: SnapshotInfoReader;
+}
+
+export function createResolve(opts: ResolverOptions = {}): Resolve {
+  const composers = opts.composers ?? COMPOSERS;
+  const snapshotInfo = opts.snapshotInfo ?? snapshotInfoReader();
 
   return async ({ url }, files) => {
     const stat = STATIC_FILES[url.pathname];

@@ -9,7 +9,7 @@
 //   HEALTH_MAX_AGE_SECONDS  /health/db reports db=false when manifest.json is older (default 7200)
 // The client address is CF-Connecting-IP. Rate-limit counters live in the isolate (docs/edge.md).
 import { matchRoute } from '../api/routes.js';
-import { createResolve } from './resolve.js';
+import { createResolve, snapshotInfoReader } from './resolve.js';
 import { createHandler, type EdgeHandler } from './handler.js';
 import { createKeyStore, parseKeyFile } from './keys.js';
 import { parseEdgePolicy } from './policy.js';
@@ -52,9 +52,11 @@ function handlerFor(env: Env): EdgeHandler {
   if (cached && cached.signature === signature) return cached.handler;
   const maxAge = env.HEALTH_MAX_AGE_SECONDS === undefined ? undefined : Number(env.HEALTH_MAX_AGE_SECONDS);
   if (maxAge !== undefined && !(Number.isFinite(maxAge) && maxAge > 0)) throw new Error('HEALTH_MAX_AGE_SECONDS: expected a positive number of seconds');
+  const info = snapshotInfoReader();
   const handler = createHandler({
     files: r2Reader(env.SNAPSHOT, env.SNAPSHOT_PREFIX ?? ''),
-    resolve: createResolve(),
+    resolve: createResolve({ snapshotInfo: info }),
+    problemBaseUrl: async (files) => (await info(files))?.base_url ?? null,
     routeOf: (pathname) => matchRoute(pathname)?.route.id ?? null,
     policy: parseEdgePolicy(env.EDGE_POLICY ?? ''),
     keys: createKeyStore(env.API_KEYS ? parseKeyFile(env.API_KEYS, 'API_KEYS') : []),
@@ -75,7 +77,7 @@ export default {
       const problems = (e as { problems?: unknown }).problems;
       const why = Array.isArray(problems) ? problems.join('; ') : e instanceof Error ? e.message : String(e);
       console.error(`peppol-snapshot edge: configuration error: ${why}`);
-      const body = JSON.stringify(problemDoc(500, 'The service is misconfigured; the operator has been told.'));
+      const body = JSON.stringify(problemDoc('internal-error', 'The service is misconfigured; the operator has been told.', null));
       return new Response(body, {
         status: 500,
         headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store' },

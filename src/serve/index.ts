@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { EdgeConfig, RateLimitConfig } from '../config/index.js';
 import { matchRoute } from '../api/routes.js';
-import { createResolve } from '../edge/resolve.js';
+import { createResolve, snapshotInfoReader } from '../edge/resolve.js';
 import { createHandler } from '../edge/handler.js';
 import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/keys.js';
 import { isSafeFilePath } from '../edge/target.js';
@@ -175,9 +175,11 @@ function originForm(target: string): string {
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const info = snapshotInfoReader();
   const handler = createHandler({
     files: directoryReader(opts.out),
-    resolve: opts.resolve ?? createResolve(),
+    resolve: opts.resolve ?? createResolve({ snapshotInfo: info }),
+    problemBaseUrl: async (files) => (await info(files))?.base_url ?? null,
     policy: opts.policy,
     ...(opts.keys ? { keys: opts.keys } : {}),
     routeOf: opts.routeOf ?? ((pathname: string) => matchRoute(pathname)?.route.id ?? null),

@@ -1,19 +1,19 @@
-// Interim resolver: a pure URL rewrite onto exact files (DESIGN §5 "Exact files"), used by
-// `peppol-snapshot serve` and the Worker until the render/compose work delivers src/edge/resolve.ts
-// (which also composes pages from list chunks and validates parameters). Edge-safe: no Node imports.
+// A minimal resolver for tests of the HTTP layer alone (test/edge-http.test.ts): a pure URL rewrite
+// onto exact files, so those tests need no rendered snapshot. Production resolves through
+// src/edge/resolve.ts (route table, parameters, composers).
 //
 // Rules: a request without a query string is answered from `<path>.json` (a path that already ends in
 // `.json`, such as /manifest.json or /openapi.json, is served as is); the file's bytes are the body,
 // `application/json`, cache class `mutable`. Anything else is a 404 problem.
-import { PROBLEM_CONTENT_TYPE, problemDoc } from './problem.js';
-import type { Answer, Resolve } from './types.js';
+import { PROBLEM_CONTENT_TYPE } from '../../src/edge/problem.js';
+import type { Answer, Resolve } from '../../src/edge/types.js';
 
 const enc = new TextEncoder();
 
 function notFound(pathname: string, detail: string): Answer {
   return {
     status: 404,
-    body: enc.encode(JSON.stringify(problemDoc(404, detail, pathname))),
+    body: enc.encode(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail, instance: pathname })),
     contentType: PROBLEM_CONTENT_TYPE,
     cacheClass: 'none',
   };
