@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { benchDerive } from './derive.js';
 import { benchIngest, ingestChild } from './ingest.js';
 
 const self = fileURLToPath(import.meta.url);
@@ -20,6 +21,17 @@ program
   .option('--dir <dir>', 'working directory (feed and database)', '.bench/ingest')
   .action(async (o: { records: string; segments: string; participants: string; gzip?: boolean; dir: string }) => {
     const r = await benchIngest({ records: Number(o.records), segments: Number(o.segments), participants: Number(o.participants), gzip: o.gzip ?? false, dir: o.dir }, self);
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('derive')
+  .description('run the derivation of `build` alone on an ingested database (changes its derived tables)')
+  .requiredOption('--db <file>', 'the SQLite database (ingested)')
+  .option('--full', 'recompute everything instead of from the watermark')
+  .action((o: { db: string; full?: boolean }) => {
+    const t0 = performance.now();
+    const r = benchDerive(o.db, o.full ?? false, (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${line}\n`));
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 
