@@ -34,6 +34,3 @@ export function listRootPath(routeId: string, partition: readonly string[]): str
   return `i/${encodeSegment(routeId)}/${partition.length === 0 ? '_all' : partition.map(encodeSegment).join('/')}.json`;
 }
 
-export function problemPath(status: number, name: string): string {
-  return `p/${status}/${encodeSegment(name)}.json`;
-}
