@@ -11,6 +11,11 @@ import { z } from 'zod';
 import { matchRoute, ROUTES } from '../api/routes.js';
 import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
 import { encodeSegment } from '../api/paths.js';
+import type { StoredAnomaly, StoredEvent } from '../api/events-shared.js';
+import type { ChurnParticipantRow } from '../api/market-shared.js';
+import { expandUptime, type UptimeTuple } from '../api/hosts-shared.js';
+import type { SortKey } from '../api/keys.js';
+import type { UptimeBucket } from '../api/schemas/index.js';
 import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
 
@@ -41,6 +46,19 @@ export function urlPathOfExact(rel: string): string {
 function schemaOf(name: string): z.ZodType | null {
   return (RESOURCE_SCHEMAS as Record<string, z.ZodType>)[name] ?? null;
 }
+
+/**
+ * Lists whose chunks store items in a compact or wrapped form (the renderer/composer contract of the
+ * route's family): the API item a stored item stands for. Other lists store the API item itself.
+ */
+const STORED_ITEM_VIEWS: Record<string, (stored: unknown, key: SortKey, partition: string[]) => unknown> = {
+  'events.list': (s) => (s as StoredEvent).e,
+  'anomalies.list': (s) => (s as StoredAnomaly).a,
+  'aps.churn_participants': (s) => (s as ChurnParticipantRow).p,
+  'hosts.uptime': (s, key, partition) => expandUptime(partition[1] as UptimeBucket['resolution'], partition[0]!, key, s as UptimeTuple),
+};
+
+const decodeSegment = (seg: string): string => decodeURIComponent(seg.replace(/_([0-9a-f]{2})/g, '%$1'));
 
 /** The item schema of a page resource (`{ items: [...] }`), or null. */
 function itemSchema(resource: string): z.ZodType | null {
@@ -117,9 +135,12 @@ export function verifySnapshot(outDir: string): VerifySummary {
 
   for (const rootPath of roots) {
     sum.lists++;
-    const routeId = rootPath.split('/')[1]!;
-    const route = (ROUTES as Record<string, { response: string }>)[decodeURIComponent(routeId.replace(/_([0-9a-f]{2})/g, '%$1'))];
+    const segs = rootPath.slice(0, -'.json'.length).split('/');
+    const routeId = decodeSegment(segs[1]!);
+    const partition = segs[2] === '_all' && segs.length === 3 ? [] : segs.slice(2).map(decodeSegment);
+    const route = (ROUTES as Record<string, { response: string }>)[routeId];
     const items = route ? itemSchema(route.response) : null;
+    const view = STORED_ITEM_VIEWS[routeId] ?? ((s: unknown) => s);
     const root = json(rootPath) as ListRoot;
     let count = 0;
     const visit = (entries: IndexNode['entries'], level: number): void => {
@@ -135,12 +156,13 @@ export function verifySnapshot(outDir: string): VerifySummary {
           const c = json(e.path) as Chunk;
           if (c.items.length !== e.count || c.keys.length !== e.count) fail(e.path, `holds ${c.items.length} items, the index says ${e.count}`);
           count += c.items.length;
-          for (const it of c.items) {
+          c.items.forEach((stored, i) => {
             sum.items++;
+            const it = view(stored, c.keys[i] as SortKey, partition);
             const r = items?.safeParse(it);
             if (r && !r.success) fail(e.path, `an item does not match ${route!.response} items: ${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`);
-            if (routeId === encodeSegment('events.list')) eventIds.add((it as { id: string }).id);
-          }
+            if (routeId === 'events.list') eventIds.add((it as { id: string }).id);
+          });
         }
       }
     };
