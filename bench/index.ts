@@ -2,7 +2,9 @@
 // (docs/benchmarks.md). Each prints one JSON line per measurement on stdout.
 import { Command } from 'commander';
 import { cpus, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchApi } from './api.js';
 import { benchDerive } from './derive.js';
 import { benchIngest, ingestChild } from './ingest.js';
 
@@ -32,6 +34,25 @@ program
   .action((o: { db: string; full?: boolean }) => {
     const t0 = performance.now();
     const r = benchDerive(o.db, o.full ?? false, (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${line}\n`));
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('api')
+  .description('read cost of composed answers (files, bytes, chunks per request) and serve requests/s, over a built snapshot')
+  .requiredOption('--out <dir>', 'snapshot directory written by `peppol-snapshot build`')
+  .option('--db <file>', 'its database (opened read-only), to pick identifiers')
+  .option('--requests <n>', 'requests per route (at most 5000)', '200')
+  .option('--seed <n>', 'seed of the request generator', '1')
+  .option('--duration <s>', 'seconds of load per serve target (at most 120)', '10')
+  .option('--connections <n>', 'concurrent keep-alive connections to serve', '8')
+  .option('--route-budget <s>', 'seconds of read-cost requests per route at most', '180')
+  .option('--no-serve', 'skip the serve throughput part')
+  .action(async (o: { out: string; db?: string; requests: string; seed: string; duration: string; connections: string; routeBudget: string; serve: boolean }) => {
+    const r = await benchApi(
+      { out: o.out, db: o.db, requests: Number(o.requests), seed: Number(o.seed), duration: Number(o.duration), connections: Number(o.connections), routeBudget: Number(o.routeBudget), serve: o.serve, cli: join(dirname(self), 'peppol-snapshot.mjs') },
+      (line) => process.stderr.write(`${line}\n`),
+    );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 
