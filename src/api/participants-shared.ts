@@ -21,15 +21,21 @@ export type ParticipantSort = (typeof PARTICIPANT_SORTS)[number];
 export const DEFAULT_SORT: ParticipantSort = 'first_seen.desc';
 
 /**
- * A candidate set of at most smallSetMax(total) items is read whole and paged in memory, and makes
- * `filter_count` exact: at most SMALL_SET_MAX items (about 1–2 MB of chunks), and at most 2% of the
- * list (floor 100) — a larger share is dense enough that walking the list in order finds a page within
- * a few chunks. The oracle applies the same threshold (filterCountMode).
+ * The read budget of one list page (docs/snapshot-format.md "Participants"):
+ * - a candidate set of at most SMALL_SET_MAX items (an identifier lookup, the rarest trigram of a name
+ *   search, the accepted values of one posting dimension) is read whole, filtered, sorted and paged in
+ *   memory, and makes `filter_count` exact;
+ * - otherwise the page walks a source list in the requested order and examines at most WALK_WINDOW of
+ *   its items after the cursor. A filtered page may therefore hold fewer than `limit` items (even none)
+ *   and still carry a `next_cursor`: the key of the last item examined. Unfiltered pages are always full
+ *   (limit + 1 <= WALK_WINDOW).
+ * The participant lists are chunked with at least LIST_CHUNK_MIN_ITEMS items before a content-defined
+ * boundary, so a window spans at most three chunks (src/render/lists.ts).
+ * Oracle and composer apply the same rules (planList, PageCollector).
  */
-export const SMALL_SET_MAX = 5000;
-export function smallSetMax(total: number): number {
-  return Math.min(SMALL_SET_MAX, Math.max(100, Math.floor(total / 50)));
-}
+export const SMALL_SET_MAX = 256;
+export const WALK_WINDOW = 256;
+export const LIST_CHUNK_MIN_ITEMS = 128;
 
 /** Facet dimensions of the list filters (each a set of accepted values, or one value). */
 export const FILTER_DIMENSIONS = ['country', 'scheme', 'smp', 'ap', 'registered', 'provenance'] as const;
@@ -50,9 +56,8 @@ export const postingPartition = (dim: PostingDimension, value: string): string[]
 /** The identifier index: every participant keyed by [value, id] ascending. */
 export const ID_INDEX_PARTITION: readonly string[] = ['_ids'];
 export const ID_INDEX_DIRS: Direction[] = ['asc', 'asc'];
-/** Trigram posting list: participants whose folded name contains the trigram, keyed by [id] ascending. */
+/** Trigram posting list: participants whose folded name contains the trigram, in the default order. */
 export const trigramPartition = (trigram: string): string[] => ['_names', trigram];
-export const TRIGRAM_DIRS: Direction[] = ['asc'];
 
 // ---------------------------------------------------------------------------------------------
 // Timestamps: the schemas' one form (toISOString, milliseconds always). The derivation readers print
@@ -210,11 +215,14 @@ export function simplePage<T>(route: string, partition: readonly string[], items
   return { items, next_cursor: more && keys.length > 0 ? nextCursor(route, partition, keys[keys.length - 1]!) : null };
 }
 
-/** ParticipantListPage; `prev_cursor` is always null (the list has no backward parameter). */
-export function listPage(sort: ParticipantSort, items: ParticipantListItem[], keys: SortKey[], more: boolean, meta: ListMeta | undefined): ParticipantListPage {
+/**
+ * ParticipantListPage; `prev_cursor` is always null (the list has no backward parameter). `nextKey` is
+ * the key the next page continues after (null on the last page).
+ */
+export function listPage(sort: ParticipantSort, items: ParticipantListItem[], nextKey: SortKey | null, meta: ListMeta | undefined): ParticipantListPage {
   const page: ParticipantListPage = {
     items,
-    next_cursor: more && keys.length > 0 ? nextCursor(LIST_ROUTE, mainPartition(sort), keys[keys.length - 1]!) : null,
+    next_cursor: nextKey === null ? null : nextCursor(LIST_ROUTE, mainPartition(sort), nextKey),
     prev_cursor: null,
   };
   if (meta !== undefined) page.meta = meta;
@@ -231,35 +239,123 @@ export function listMeta(total: number, filterCount: number | null, facets: Reco
   return meta;
 }
 
+/** The rarest trigram of a name search: the trigram (first in code-point order among equals) and its list size. */
+export interface RarestTrigram {
+  trigram: string;
+  count: number;
+}
+
 /**
- * How `filter_count` is obtained (the budget rule, data only; oracle and composer evaluate it alike):
+ * Where a page's items come from (data only; the oracle and the composer evaluate it alike):
+ * - `set`: a small candidate set, read whole (`ids`: an identifier search; `trigram`: the rarest trigram
+ *   of a name search holds at most SMALL_SET_MAX participants; `posting`: the accepted values of the
+ *   smallest active posting dimension hold at most SMALL_SET_MAX participants together);
+ * - `walk`: a window of WALK_WINDOW items of a source list in the requested order: in the default order
+ *   the smallest of the single-valued posting lists and the rarest trigram's list (ties: country, scheme,
+ *   smp, ap, then the trigram), when one is active; otherwise the main list of the order.
+ * `rarest` is null unless the search is a name search of 3+ code points; `postingTotals` holds the total
+ * of the accepted values per active posting dimension, in POSTING_DIMENSIONS order.
+ */
+export type ListPlan =
+  | { kind: 'set'; source: 'ids' }
+  | { kind: 'set'; source: 'trigram'; trigram: string }
+  | { kind: 'set'; source: 'posting'; dim: PostingDimension }
+  | { kind: 'walk'; source: 'main' }
+  | { kind: 'walk'; source: 'posting'; dim: PostingDimension; value: string }
+  | { kind: 'walk'; source: 'trigram'; trigram: string };
+
+export function planList(p: ListParams, search: Search | null, rarest: RarestTrigram | null, postingTotals: ReadonlyMap<PostingDimension, number>): ListPlan {
+  if (search !== null && search.kind !== 'name') return { kind: 'set', source: 'ids' };
+  if (rarest !== null && rarest.count <= SMALL_SET_MAX) return { kind: 'set', source: 'trigram', trigram: rarest.trigram };
+  let small: PostingDimension | null = null;
+  for (const [d, n] of postingTotals) if (n <= SMALL_SET_MAX && (small === null || n < postingTotals.get(small)!)) small = d;
+  if (small !== null) return { kind: 'set', source: 'posting', dim: small };
+  if (p.sort === DEFAULT_SORT) {
+    let best: ListPlan | null = null;
+    let bestCount = Infinity;
+    for (const [d, n] of postingTotals) {
+      const values = acceptedValues(p, d);
+      if (values.length === 1 && n < bestCount) {
+        best = { kind: 'walk', source: 'posting', dim: d, value: values[0]! };
+        bestCount = n;
+      }
+    }
+    if (rarest !== null && rarest.count < bestCount) best = { kind: 'walk', source: 'trigram', trigram: rarest.trigram };
+    if (best !== null) return best;
+  }
+  return { kind: 'walk', source: 'main' };
+}
+
+/**
+ * How `filter_count` is obtained:
  * - 'none': no filter and no search: null (spec);
- * - 'set': an identifier search, a name search whose rarest trigram occurs in at most
- *   smallSetMax(total) named participants, or an active posting dimension (country, scheme, smp, ap)
- *   whose accepted values hold at most smallSetMax(total) participants together: that candidate set is
- *   read whole and counted exactly;
+ * - 'set': a small candidate set (planList): counted exactly;
  * - 'facet': no search and exactly one facet dimension: the sum of the stored per-value counts;
  * - 'null': anything else (counting would need an intersection beyond the budget): null.
- * `rarestTrigram` is null when the search is not a name search of 3+ code points; `postingTotals` has
- * the total per active posting dimension.
  */
 export type FilterCountMode = 'none' | 'set' | 'facet' | 'null';
 
-export function filterCountMode(
-  p: ListParams,
-  search: Search | null,
-  rarestTrigram: number | null,
-  postingTotals: ReadonlyMap<PostingDimension, number>,
-  total: number,
-): FilterCountMode {
+export function filterCountMode(p: ListParams, search: Search | null, plan: ListPlan): FilterCountMode {
   const dims = activeDimensions(p);
-  const small = smallSetMax(total);
   if (search === null && dims.length === 0) return 'none';
-  if (search !== null && search.kind !== 'name') return 'set';
-  if (search !== null && rarestTrigram !== null && rarestTrigram <= small) return 'set';
-  for (const n of postingTotals.values()) if (n <= small) return 'set';
+  if (plan.kind === 'set') return 'set';
   if (search === null && dims.length === 1) return 'facet';
   return 'null';
+}
+
+/**
+ * Takes a walk's page from its source items, offered in list order from after the cursor: the first
+ * `limit` matches among at most WALK_WINDOW items examined. The page continues (next_cursor) after its
+ * last item when a further match was seen, or after the last item examined when the window ran out.
+ */
+export class PageCollector {
+  readonly items: ParticipantListItem[] = [];
+  private readonly keys: SortKey[] = [];
+  private examined = 0;
+  private next: SortKey | null = null;
+
+  constructor(
+    private readonly p: ListParams,
+    private readonly search: Search | null,
+  ) {}
+
+  /** Offers the next source item; false when the page is complete (offer no more). */
+  offer(item: ParticipantListItem, key: SortKey): boolean {
+    this.examined++;
+    if (itemMatches(item, this.p, this.search)) {
+      if (this.items.length === this.p.limit) {
+        this.next = this.keys[this.keys.length - 1]!;
+        return false;
+      }
+      this.items.push(item);
+      this.keys.push(key);
+    }
+    if (this.examined === WALK_WINDOW) {
+      this.next = key;
+      return false;
+    }
+    return true;
+  }
+
+  /** The key the next page continues after; null when the source ended within the window. */
+  get nextKey(): SortKey | null {
+    return this.next;
+  }
+}
+
+/** A small candidate set's page: its matches sorted in list order, paged after the cursor in memory. */
+export function setPage(
+  candidates: readonly ParticipantListItem[],
+  p: ListParams,
+  search: Search | null,
+  order: OrderSpec,
+): { items: ParticipantListItem[]; nextKey: SortKey | null; count: number } {
+  const dirs = dirsOf(order);
+  const all = candidates.filter((i) => itemMatches(i, p, search)).map((item) => ({ item, key: listKey(order, item) }));
+  all.sort((a, b) => compareKeys(a.key, b.key, dirs));
+  const rest = all.filter((e) => afterCursor(e.key, p.cursor, dirs));
+  const page = rest.slice(0, p.limit);
+  return { items: page.map((e) => e.item), nextKey: rest.length > p.limit ? page[page.length - 1]!.key : null, count: all.length };
 }
 
 /** Active posting dimensions of a request. */

@@ -2,7 +2,7 @@
 import type { Direction } from '../api/keys.js';
 import { exactFilePath, listRootPath } from '../api/paths.js';
 import type { Db } from '../db/index.js';
-import { ListWriter } from './lists.js';
+import { ListWriter, type ListWriterOptions } from './lists.js';
 import type { DirectorySink } from './sink.js';
 
 export interface RenderOptions {
@@ -26,9 +26,18 @@ export class RenderContext {
     this.sink.put(exactFilePath(segments), this.serialise(body), 'application/json', 'mutable');
   }
 
-  /** A writer for one list; call finish() with no argument through the returned handle. */
-  list(routeId: string, partition: readonly string[], dirs: Direction[], facetFields?: readonly string[]): { add: ListWriter['add']; finish: () => void } {
-    const w = new ListWriter(this.sink, { dirs, maxItems: this.opts.chunkMaxItems, maxBytes: this.opts.chunkMaxBytes, facetFields });
+  /**
+   * A writer for one list; call finish() with no argument through the returned handle. `layout`: see
+   * ListWriterOptions (minItems, entryCounts).
+   */
+  list(
+    routeId: string,
+    partition: readonly string[],
+    dirs: Direction[],
+    facetFields?: readonly string[],
+    layout: Pick<ListWriterOptions, 'minItems' | 'entryCounts'> = {},
+  ): { add: ListWriter['add']; finish: () => void } {
+    const w = new ListWriter(this.sink, { dirs, maxItems: this.opts.chunkMaxItems, maxBytes: this.opts.chunkMaxBytes, facetFields, ...layout });
     const root = listRootPath(routeId, partition);
     return { add: w.add.bind(w), finish: () => void w.finish(root) };
   }

@@ -4,8 +4,8 @@
 //
 // Chunk boundaries are content-defined so that a change to a few items rewrites only the chunks
 // around them (cheap uploads): a chunk ends after an item whose key hash is 0 modulo BOUNDARY_MODULUS
-// once the chunk holds at least a quarter of the byte budget, and always before it would exceed
-// `maxItems` or `maxBytes`.
+// once the chunk holds at least a quarter of the byte budget (or `minItems` items, where the list sets
+// it), and always before it would exceed `maxItems` or `maxBytes`.
 import { createHash } from 'node:crypto';
 import type { Direction, SortKey } from '../api/keys.js';
 import { INDEX_FANOUT, LIST_FORMAT, type Chunk, type FacetCounts, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
@@ -21,6 +21,16 @@ export interface ListWriterOptions {
   maxBytes: number;
   /** Facet fields counted per chunk (small value sets: status, type, country, ...). */
   facetFields?: readonly string[];
+  /**
+   * A content-defined boundary needs this many items in the chunk (instead of a quarter of maxBytes):
+   * lists whose pages read a window of items bound the chunks a window spans this way.
+   */
+  minItems?: number;
+  /**
+   * With facetFields: false keeps the facet counts in the root only (list totals), not per entry: for
+   * lists whose readers never skip entries, where per-entry counts would only make the index larger.
+   */
+  entryCounts?: boolean;
 }
 
 const BOUNDARY_MODULUS = 16;
@@ -92,7 +102,8 @@ export class ListWriter {
         for (const v of new Set(facets[f] ?? [])) m[v] = (m[v] ?? 0) + 1;
       }
     }
-    if (this.bytes >= this.opts.maxBytes / 4 && fnv1a(keyJson) % BOUNDARY_MODULUS === 0) this.flush();
+    const full = this.opts.minItems === undefined ? this.bytes >= this.opts.maxBytes / 4 : this.keys.length >= this.opts.minItems;
+    if (full && fnv1a(keyJson) % BOUNDARY_MODULUS === 0) this.flush();
   }
 
   private flush(): void {
@@ -102,7 +113,7 @@ export class ListWriter {
     this.sink.put(path, body, 'application/json', 'immutable');
     const entry: IndexEntry = { first: this.keys[0]!, last: this.keys[this.keys.length - 1]!, count: this.keys.length, path };
     if (this.opts.facetFields) {
-      entry.counts = sortedCounts(this.chunkCounts);
+      if (this.opts.entryCounts !== false) entry.counts = sortedCounts(this.chunkCounts);
       addCounts(this.total, this.chunkCounts);
     }
     this.level0.push(entry);
@@ -126,7 +137,7 @@ export class ListWriter {
         const path = contentPath(body);
         this.sink.put(path, body, 'application/json', 'immutable');
         const e: IndexEntry = { first: group[0]!.first, last: group[group.length - 1]!.last, count: group.reduce((n, g) => n + g.count, 0), path };
-        if (this.opts.facetFields) {
+        if (this.opts.facetFields && this.opts.entryCounts !== false) {
           const c: FacetCounts = {};
           for (const g of group) if (g.counts) addCounts(c, g.counts);
           e.counts = sortedCounts(c);

@@ -13,6 +13,9 @@ import {
   EVENTS_ROUTE,
   filterCountMode,
   foldName,
+  PageCollector,
+  planList,
+  WALK_WINDOW,
   HISTORY_ROUTE,
   listKey,
   listMeta,
@@ -25,7 +28,9 @@ import {
   tsOrNull,
   type ListParams,
   type ParticipantSort,
+  type ListPlan,
   type PostingDimension,
+  type RarestTrigram,
   type Search,
 } from '../participants-shared.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
@@ -181,16 +186,19 @@ function filterSql(db: Db, p: ListParams, search: Search | null): { conds: strin
 
 const where = (conds: readonly string[]): string => (conds.length === 0 ? '' : `WHERE ${conds.join(' AND ')}`);
 
-/** Named participants whose folded name contains each trigram of a name search; the smallest count. */
-function rarestTrigramCount(db: Db, search: Search | null): number | null {
+/** The rarest trigram of a name search (named participants whose folded name contains it). */
+function rarestTrigram(db: Db, search: Search | null): RarestTrigram | null {
   if (search === null || search.kind !== 'name') return null;
   const tris = trigramsOf(search.text);
   if (tris.length === 0) return null;
   ensureFold(db);
   const q = db.prepare(`SELECT count(*) FROM participant_list WHERE name IS NOT NULL AND instr(${FOLD_FN}(name), ?) > 0`).pluck();
-  let min = Infinity;
-  for (const t of tris) min = Math.min(min, q.get(t) as number);
-  return min;
+  let best: RarestTrigram | null = null;
+  for (const t of tris) {
+    const n = q.get(t) as number;
+    if (best === null || n < best.count) best = { trigram: t, count: n };
+  }
+  return best;
 }
 
 function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
@@ -207,32 +215,59 @@ export function listFacets(db: Db, nowMs: number): Record<string, FacetBucket[]>
   return statsOf(db, nowMs).facets;
 }
 
+/** The condition selecting a walk's source list (the main list: every participant). */
+function sourceSql(db: Db, plan: ListPlan & { kind: 'walk' }): { conds: string[]; args: unknown[] } {
+  switch (plan.source) {
+    case 'main':
+      return { conds: [], args: [] };
+    case 'posting':
+      return { conds: [`${DIM_COLUMN[plan.dim]} = ?`], args: [plan.value] };
+    case 'trigram':
+      ensureFold(db);
+      return { conds: [`name IS NOT NULL AND instr(${FOLD_FN}(name), ?) > 0`], args: [plan.trigram] };
+  }
+}
+
 /** The list answer for canonical parameters. */
 export function participantsList(db: Db, params: Params, nowMs: number): ApiResult {
   const p = listParamsOf(params);
   const order = listOrder(p.sort);
   const search = p.q === undefined ? null : classifySearch(p.q);
-  const { conds, args } = filterSql(db, p, search);
-  const pageConds = [...conds];
-  const pageArgs = [...args];
-  if (p.cursor !== undefined) {
-    const a = afterSql(order, p.cursor.key);
-    pageConds.push(a.sql);
-    pageArgs.push(...a.args);
-  }
-  const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ${where(pageConds)} ORDER BY ${orderSql(order)} LIMIT ?`).all(...pageArgs, p.limit + 1) as ListRow[];
+  const plan = planList(p, search, rarestTrigram(db, search), postingTotals(db, p));
   const seatNames = curatedSeatNames(db);
-  const more = rows.length > p.limit;
-  const items = rows.slice(0, p.limit).map((r) => listItemOf(r, seatNames));
-  const keys = items.map((i) => listKey(order, i));
+  const after = p.cursor === undefined ? null : afterSql(order, p.cursor.key);
+  const { conds, args } = filterSql(db, p, search);
+  let items: ParticipantListItem[];
+  let nextKey: SortKey | null;
+  if (plan.kind === 'set') {
+    // Every match in order: the page is the first `limit` after the cursor.
+    const pageConds = after === null ? conds : [...conds, after.sql];
+    const pageArgs = after === null ? args : [...args, ...after.args];
+    const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ${where(pageConds)} ORDER BY ${orderSql(order)} LIMIT ?`).all(...pageArgs, p.limit + 1) as ListRow[];
+    items = rows.slice(0, p.limit).map((r) => listItemOf(r, seatNames));
+    nextKey = rows.length > p.limit ? listKey(order, items[items.length - 1]!) : null;
+  } else {
+    // A window of the source list after the cursor, filtered here (PageCollector).
+    const src = sourceSql(db, plan);
+    const srcConds = after === null ? src.conds : [...src.conds, after.sql];
+    const srcArgs = after === null ? src.args : [...src.args, ...after.args];
+    const collector = new PageCollector(p, search);
+    const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ${where(srcConds)} ORDER BY ${orderSql(order)} LIMIT ${WALK_WINDOW}`).all(...srcArgs) as ListRow[];
+    for (const r of rows) {
+      const item = listItemOf(r, seatNames);
+      if (!collector.offer(item, listKey(order, item))) break;
+    }
+    items = collector.items;
+    nextKey = collector.nextKey;
+  }
   let meta;
   if (p.cursor === undefined) {
     const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
-    const mode = filterCountMode(p, search, rarestTrigramCount(db, search), postingTotals(db, p), total);
+    const mode = filterCountMode(p, search, plan);
     const count = mode === 'set' || mode === 'facet' ? (db.prepare(`SELECT count(*) FROM participant_list ${where(conds)}`).pluck().get(...args) as number) : null;
     meta = listMeta(total, count, listFacets(db, nowMs));
   }
-  return ok(listPage(p.sort, items, keys, more, meta));
+  return ok(listPage(p.sort, items, nextKey, meta));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,9 +5,10 @@
 // - detail, stats, and any request at default parameters: one exact file;
 // - events / history: the exact first page (404 when absent); when it holds the whole list
 //   (next_cursor null) any limit and cursor are paged from it, else the participant's stored list;
-// - the list: see composeListWith below (candidate sets of at most smallSetMax(total) items are read whole and
-//   paged in memory; otherwise a walk of a posting list merge or of the main list of the order).
-import { compareKeys, type Direction, type SortKey } from '../../api/keys.js';
+// - the list: see composeListWith below (candidate sets of at most SMALL_SET_MAX items are read whole
+//   and paged in memory; otherwise a window of WALK_WINDOW items of one source list in the order:
+//   the main list, or in the default order a single-valued posting list or the rarest trigram's list).
+import { compareKeys, type SortKey } from '../../api/keys.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import {
   acceptedValues,
@@ -22,24 +23,25 @@ import {
   filterCountMode,
   HISTORY_ROUTE,
   ID_INDEX_PARTITION,
-  itemMatches,
   LIST_ROUTE,
-  listKey,
   listMeta,
   listOrder,
   listPage,
   listParamsOf,
   MAIN_FACET_FIELDS,
   mainPartition,
+  PageCollector,
+  planList,
   postingPartition,
+  setPage,
   simplePage,
   SMALL_SET_MAX,
-  smallSetMax,
   STATS_ROUTE,
   trigramPartition,
   trigramsOf,
   type ListParams,
   type PostingDimension,
+  type RarestTrigram,
   type Search,
 } from '../../api/participants-shared.js';
 import { exactFilePath, listRootPath } from '../../api/paths.js';
@@ -168,35 +170,12 @@ function perParticipant(route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE): Comp
 // ---------------------------------------------------------------------------------------------
 // The participant list
 
-type Keyed = { item: ParticipantListItem; key: SortKey };
-
 /** Every item of a list (a small candidate set). */
 async function readAll(list: ListReader | null): Promise<ParticipantListItem[]> {
   const out: ParticipantListItem[] = [];
   if (list === null) return out;
   for await (const { item } of list.scan()) out.push(item as ParticipantListItem);
   return out;
-}
-
-/** Merges lists of one order (disjoint items) from after `cursor`, in order. */
-async function* merge(lists: ListReader[], dirs: Direction[], cursor: CursorPosition | undefined): AsyncGenerator<Keyed> {
-  const start = cursor === undefined ? undefined : (k: SortKey) => compareKeys(k, cursor.key, dirs) > 0;
-  const its = lists.map((l) => l.scan({ start }));
-  const heads: Array<Keyed | null> = await Promise.all(its.map(async (it) => {
-    const n = await it.next();
-    return n.done ? null : { item: n.value.item as ParticipantListItem, key: n.value.key };
-  }));
-  for (;;) {
-    let best = -1;
-    for (let i = 0; i < heads.length; i++) {
-      const h = heads[i];
-      if (h && (best < 0 || compareKeys(h.key, heads[best]!.key, dirs) < 0)) best = i;
-    }
-    if (best < 0) return;
-    yield heads[best]!;
-    const n = await its[best]!.next();
-    heads[best] = n.done ? null : { item: n.value.item as ParticipantListItem, key: n.value.key };
-  }
 }
 
 function sumCounts(counts: Record<string, number> | undefined, values: readonly string[]): number {
@@ -219,12 +198,11 @@ async function composeListWith(files: Files, p: ListParams): Promise<ApiResult> 
   const order: OrderSpec = listOrder(p.sort);
   const dirs = dirsOf(order);
   const search: Search | null = p.q === undefined ? null : classifySearch(p.q);
-  const first = p.cursor === undefined;
   const main = await files.list(LIST_ROUTE, mainPartition(p.sort));
   if (main === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${p.sort}`);
 
-  // Sizes of the candidate sets: posting dimensions (country and scheme from the main root's counts,
-  // smp and ap from their posting roots) and the rarest trigram of a name search.
+  // Sizes of the candidate sources: posting dimensions (country and scheme from the main root's
+  // counts, smp and ap from their posting roots) and the rarest trigram of a name search.
   const postingTotals = new Map<PostingDimension, number>();
   const postingLists = new Map<PostingDimension, () => Promise<ListReader[]>>();
   for (const d of activePostingDimensions(p)) {
@@ -234,36 +212,29 @@ async function composeListWith(files: Files, p: ListParams): Promise<ApiResult> 
     if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, sumCounts(main.root.counts?.[d], values));
     else postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
   }
-  let rarest: number | null = null;
+  let rarest: RarestTrigram | null = null;
   let rarestList: ListReader | null = null;
   if (search !== null && search.kind === 'name') {
     const tris = trigramsOf(search.text);
-    if (tris.length > 0) {
-      const roots = await Promise.all(tris.map((t) => files.list(LIST_ROUTE, trigramPartition(t))));
-      rarest = Infinity;
-      for (const r of roots) {
-        const n = r === null ? 0 : r.root.count;
-        if (n < rarest) {
-          rarest = n;
-          rarestList = r;
-        }
+    const roots = await Promise.all(tris.map((t) => files.list(LIST_ROUTE, trigramPartition(t))));
+    for (let i = 0; i < tris.length; i++) {
+      const n = roots[i]?.root.count ?? 0;
+      if (rarest === null || n < rarest.count) {
+        rarest = { trigram: tris[i]!, count: n };
+        rarestList = roots[i] ?? null;
       }
     }
   }
-  const total = main.root.count;
-  const smallMax = smallSetMax(total);
-  const mode = filterCountMode(p, search, rarest, postingTotals, total);
+  const plan = planList(p, search, rarest, postingTotals);
+  const mode = filterCountMode(p, search, plan);
 
   let items: ParticipantListItem[];
-  let keys: SortKey[];
-  let more: boolean;
+  let nextKey: SortKey | null;
   let count: number | null = null;
-
-  // A small candidate set: read whole, filter, sort, page in memory (the same sources as mode 'set').
-  let small: (() => Promise<ParticipantListItem[]>) | null = null;
-  if (search !== null && search.kind !== 'name') {
-    const value = search.value;
-    small = async () => {
+  if (plan.kind === 'set') {
+    let candidates: ParticipantListItem[];
+    if (plan.source === 'ids') {
+      const value = (search as Search & { value: string }).value;
       const ids = await files.list(LIST_ROUTE, ID_INDEX_PARTITION);
       if (ids === null) throw new SnapshotFormatError('missing identifier index');
       const page = await composePage(ids, {
@@ -271,55 +242,24 @@ async function composeListWith(files: Files, p: ListParams): Promise<ApiResult> 
         stop: (k) => k[0] !== value,
         limit: SMALL_SET_MAX, // values are unique per scheme: a handful of items
       });
-      return page.items as ParticipantListItem[];
-    };
-  } else if (rarest !== null && rarest <= smallMax) {
-    const l = rarestList;
-    small = () => readAll(l);
+      candidates = page.items as ParticipantListItem[];
+    } else if (plan.source === 'trigram') candidates = await readAll(rarestList);
+    else candidates = (await Promise.all((await postingLists.get(plan.dim)!()).map(readAll))).flat();
+    const page = setPage(candidates, p, search, order);
+    ({ items, nextKey, count } = page);
   } else {
-    let bestDim: PostingDimension | null = null;
-    for (const [d, n] of postingTotals) if (n <= smallMax && (bestDim === null || n < postingTotals.get(bestDim)!)) bestDim = d;
-    if (bestDim !== null) {
-      const open = postingLists.get(bestDim)!;
-      small = async () => (await Promise.all((await open()).map(readAll))).flat();
-    }
-  }
-
-  if (small !== null) {
-    const all: Keyed[] = (await small()).filter((i) => itemMatches(i, p, search)).map((item) => ({ item, key: listKey(order, item) }));
-    all.sort((a, b) => compareKeys(a.key, b.key, dirs));
-    count = all.length;
-    const rest = all.filter((e) => afterCursor(e.key, p.cursor, dirs));
-    const pageRows = rest.slice(0, p.limit);
-    items = pageRows.map((e) => e.item);
-    keys = pageRows.map((e) => e.key);
-    more = rest.length > p.limit;
-  } else {
-    // A walk in list order: merged posting lists of the most selective dimension (default order only),
-    // or the main list of the order, skipping chunks whose facet counts rule the filters out.
-    const source = async function* (): AsyncGenerator<Keyed> {
-      const posting = [...postingTotals].sort((a, b) => a[1] - b[1])[0];
-      if (p.sort === DEFAULT_SORT && posting !== undefined) {
-        yield* merge(await postingLists.get(posting[0])!(), dirs, p.cursor);
-        return;
-      }
-      const facetDims = activeDimensions(p).filter((d) => (MAIN_FACET_FIELDS as readonly string[]).includes(d));
-      const skip = (e: IndexEntry): boolean => facetDims.some((d) => e.counts?.[d] !== undefined && sumCounts(e.counts[d], acceptedValues(p, d)) === 0);
+    // A window of the source list in the requested order (PageCollector).
+    let source: ListReader | null;
+    if (plan.source === 'main') source = main;
+    else if (plan.source === 'trigram') source = rarestList;
+    else source = await files.list(LIST_ROUTE, postingPartition(plan.dim, plan.value));
+    const collector = new PageCollector(p, search);
+    if (source !== null) {
       const start = p.cursor === undefined ? undefined : (k: SortKey) => compareKeys(k, p.cursor!.key, dirs) > 0;
-      for await (const { item, key } of main.scan({ start, skip })) yield { item: item as ParticipantListItem, key };
-    };
-    items = [];
-    keys = [];
-    more = false;
-    for await (const e of source()) {
-      if (!itemMatches(e.item, p, search)) continue;
-      if (items.length === p.limit) {
-        more = true;
-        break;
-      }
-      items.push(e.item);
-      keys.push(e.key);
+      for await (const { item, key } of source.scan({ start })) if (!collector.offer(item as ParticipantListItem, key)) break;
     }
+    items = collector.items;
+    nextKey = collector.nextKey;
     if (mode === 'facet') {
       const d = activeDimensions(p)[0]!;
       count = (MAIN_FACET_FIELDS as readonly string[]).includes(d) ? sumCounts(main.root.counts?.[d], acceptedValues(p, d)) : postingTotals.get(d as PostingDimension)!;
@@ -327,13 +267,13 @@ async function composeListWith(files: Files, p: ListParams): Promise<ApiResult> 
   }
 
   let meta;
-  if (first) {
+  if (p.cursor === undefined) {
     const stats = await files.json<ParticipantStats>(exactFilePath(['v1', 'stats', 'participants']));
     if (stats === null) throw new SnapshotFormatError('missing v1/stats/participants.json');
     const facets: Record<string, FacetBucket[]> = stats.facets;
     meta = listMeta(main.root.count, mode === 'set' || mode === 'facet' ? count : null, facets);
   }
-  return ok(listPage(p.sort, items, keys, more, meta));
+  return ok(listPage(p.sort, items, nextKey, meta));
 }
 
 const composeList: ComposeFn = (params: Params, ctx) => withFiles(ctx, (files) => composeListWith(files, listParamsOf(params)));

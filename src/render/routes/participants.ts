@@ -1,9 +1,10 @@
 // Renders the participants family into the snapshot (docs/snapshot-format.md "Participants"):
 // - exact files: every participant (`v1/participants/<id>`), the first page of its events and history
 //   at default parameters, the list's first page at default parameters, `v1/stats/participants`;
-// - lists: the six main orders of `/v1/participants` (per-chunk facet counts of country, scheme,
-//   registered, provenance), posting lists per country / scheme / smp / ap value in the default order,
-//   the identifier index ([value, id]) and one posting list per name trigram; a participant's events or
+// - lists: the six main orders of `/v1/participants` (list totals of country, scheme, registered,
+//   provenance in the root), posting lists per country / scheme / smp / ap value and one per name
+//   trigram, in the default order, and the identifier index ([value, id]); chunks of at least
+//   LIST_CHUNK_MIN_ITEMS items (a page's window spans at most three); a participant's events or
 //   history as a list only when it holds more than one default page (otherwise the exact file is the
 //   whole list and the composer pages it).
 // Streaming: statements are iterated (one open writer at a time) or read in keyset batches; nothing
@@ -26,7 +27,7 @@ import {
   POSTING_DIMENSIONS,
   postingPartition,
   STATS_ROUTE,
-  TRIGRAM_DIRS,
+  LIST_CHUNK_MIN_ITEMS,
   trigramPartition,
   trigramsOf,
   foldName,
@@ -61,11 +62,12 @@ const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAUL
 const BATCH = 2000;
 
 /** Participants in participant_id order, in batches (no statement stays open while the caller works). */
-function* participantBatches(ctx: RenderContext, extra = ''): Generator<Array<{ participant_id: number; pid: string; name: string | null }>> {
-  const q = ctx.db.prepare(`SELECT participant_id, pid, name FROM participant_list WHERE participant_id > ? ${extra} ORDER BY participant_id LIMIT ${BATCH}`);
+type BatchRow = { participant_id: number; pid: string; name: string | null; first_seen_at: number };
+function* participantBatches(ctx: RenderContext, extra = ''): Generator<BatchRow[]> {
+  const q = ctx.db.prepare(`SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? ${extra} ORDER BY participant_id LIMIT ${BATCH}`);
   let last = -Infinity;
   for (;;) {
-    const rows = q.all(last) as Array<{ participant_id: number; pid: string; name: string | null }>;
+    const rows = q.all(last) as BatchRow[];
     if (rows.length === 0) return;
     yield rows;
     last = rows[rows.length - 1]!.participant_id;
@@ -88,7 +90,7 @@ export function renderParticipantsList(ctx: RenderContext): void {
   // The six main lists.
   for (const sort of PARTICIPANT_SORTS) {
     const order = listOrder(sort);
-    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirsOf(order), MAIN_FACET_FIELDS);
+    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirsOf(order), MAIN_FACET_FIELDS, { minItems: LIST_CHUNK_MIN_ITEMS, entryCounts: false });
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
       w.add(item, listKey(order, item), facetsOf(item));
@@ -107,7 +109,7 @@ export function renderParticipantsList(ctx: RenderContext): void {
       if (r.facet_value !== current) {
         w?.finish();
         current = r.facet_value;
-        w = ctx.list(LIST_ROUTE, postingPartition(dim, current), dirsOf(dflt));
+        w = ctx.list(LIST_ROUTE, postingPartition(dim, current), dirsOf(dflt), undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
       }
       const item = listItemOf(r, seatNames);
       w!.add(item, listKey(dflt, item));
@@ -117,32 +119,36 @@ export function renderParticipantsList(ctx: RenderContext): void {
 
   // The identifier index: [value, id] ascending (rule 1 of the participant list).
   {
-    const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS);
+    const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS, undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY value, pid`).iterate() as IterableIterator<ListRow>) {
       w.add(listItemOf(r, seatNames), [r.value, r.pid]);
     }
     w.finish();
   }
 
-  // Trigram posting lists of folded names (rule 2), keyed by [id]: built through a temporary table so
-  // the (trigram, participant) pairs are sorted by SQLite, not in memory.
-  db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL, PRIMARY KEY (t, pid)) WITHOUT ROWID');
+  // Trigram posting lists of folded names (rule 2), in the default order (a name search walks the
+  // rarest one): built through a temporary table so the (trigram, participant) pairs are sorted by
+  // SQLite, not in memory.
+  db.exec(
+    'DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL, PRIMARY KEY (t, first_seen_at, pid)) WITHOUT ROWID',
+  );
   try {
-    const ins = db.prepare('INSERT OR IGNORE INTO temp.participant_trigrams (t, pid, participant_id) VALUES (?, ?, ?)');
+    const ins = db.prepare('INSERT OR IGNORE INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
     for (const rows of participantBatches(ctx, 'AND name IS NOT NULL')) {
-      for (const r of rows) for (const t of trigramsOf(foldName(r.name!))) ins.run(t, r.pid, r.participant_id);
+      for (const r of rows) for (const t of trigramsOf(foldName(r.name!))) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
     }
     let current: string | null = null;
     let w: ReturnType<RenderContext['list']> | null = null;
     const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
-    const sql = `SELECT g.t AS tri, ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.pid`;
+    const sql = `SELECT g.t AS tri, ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
     for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow & { tri: string }>) {
       if (r.tri !== current) {
         w?.finish();
         current = r.tri;
-        w = ctx.list(LIST_ROUTE, trigramPartition(current), TRIGRAM_DIRS);
+        w = ctx.list(LIST_ROUTE, trigramPartition(current), dirsOf(dflt), undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
       }
-      w!.add(listItemOf(r, seatNames), [r.pid]);
+      const item = listItemOf(r, seatNames);
+      w!.add(item, listKey(dflt, item));
     }
     w?.finish();
   } finally {
