@@ -19,7 +19,7 @@ import { Pool } from 'undici';
 import { encodeCursor } from '../src/api/cursor.js';
 import { anomalyPartition, eventPartition } from '../src/api/events-shared.js';
 import type { SortKey } from '../src/api/keys.js';
-import { dateType, timestampType } from '../src/api/params.js';
+import { dateType, LIMIT_DEFAULT, timestampType } from '../src/api/params.js';
 import { listRootPath } from '../src/api/paths.js';
 import { listPartition, matchRoute, parseRequest, ROUTE_LIST, type AnyRoute } from '../src/api/routes.js';
 import { CHURN_CATEGORIES, DETECTORS, EVENT_TYPES, GRADES, INCIDENT_STATUSES, PARTICIPANT_SORTS, PROVENANCES, RESOLUTIONS } from '../src/api/schemas/index.js';
@@ -448,6 +448,8 @@ interface Sample {
   composer: ReadStats | null;
   answerBytes: number;
   ms: number;
+  /** A paginated 200 answer: items returned, the page size asked for, and whether a next page follows. */
+  page: { items: number; limit: number; more: boolean } | null;
 }
 
 interface Dist {
@@ -496,6 +498,12 @@ function summarise(samples: Sample[]) {
     stats_mismatch: mismatch.length,
     stats_mismatch_examples: mismatch.slice(0, 3).map((s) => ({ url: s.url, counted: { files: s.log.files, bytes: s.log.bytes, chunks: s.log.chunks }, reported: s.composer })),
     server_errors: samples.filter((s) => s.status === 500).map((s) => s.url).slice(0, 10),
+    // Pages followed by a next page but holding fewer items than asked (the participant list's window).
+    pages: {
+      with_next: ok.filter((s) => s.page?.more).length,
+      short: ok.filter((s) => s.page !== null && s.page.more && s.page.items < s.page.limit).length,
+      empty: ok.filter((s) => s.page !== null && s.page.more && s.page.items === 0).length,
+    },
   };
 }
 
@@ -568,7 +576,12 @@ async function resolveOne(
   } catch (e) {
     process.stderr.write(`api bench: 500 ${url}: ${e instanceof Error ? e.message : String(e)}\n`);
   }
-  return { sample: { url, kind, status, log: counting.end(), composer: lastStats.v, answerBytes, ms: performance.now() - t0 }, body };
+  let page: Sample['page'] = null;
+  if (body !== null && Array.isArray(body.items) && 'next_cursor' in body) {
+    const limit = Number(new URL(`http://bench.invalid${url}`).searchParams.get('limit') ?? LIMIT_DEFAULT);
+    page = { items: body.items.length, limit: Math.min(200, Math.max(1, limit)), more: body.next_cursor !== null };
+  }
+  return { sample: { url, kind, status, log: counting.end(), composer: lastStats.v, answerBytes, ms: performance.now() - t0, page }, body };
 }
 
 export async function benchReadCost(o: ApiBenchOptions, log: (s: string) => void): Promise<ReadCostResult> {
@@ -634,7 +647,7 @@ export async function benchReadCost(o: ApiBenchOptions, log: (s: string) => void
     if (budgetHit) budgetRoutes.push(route.id);
     const s = summarise(samples);
     log(
-      `  ${route.id.padEnd(24)} ${String(samples.length).padStart(5)} req  chunks p50/max ${s.chunks.p50}/${s.chunks.max}  bytes p50/max ${fmtBytes(s.bytes.p50)}/${fmtBytes(s.bytes.max)}  over target ${s.over_target}${budgetHit ? ' (time budget reached)' : ''}  ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `  ${route.id.padEnd(24)} ${String(samples.length).padStart(5)} req  chunks p50/max ${s.chunks.p50}/${s.chunks.max}  bytes p50/max ${fmtBytes(s.bytes.p50)}/${fmtBytes(s.bytes.max)}  over target ${s.over_target}${s.pages.with_next > 0 ? `  short pages ${s.pages.short} (empty ${s.pages.empty}) of ${s.pages.with_next} with a next page` : ''}${budgetHit ? ' (time budget reached)' : ''}  ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   }
 
