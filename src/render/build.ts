@@ -48,6 +48,9 @@ export function isoNow(ms: number): string {
   return s.endsWith('.000Z') ? `${s.slice(0, -5)}Z` : s;
 }
 
+/** Page cache of SQLite's temporary database (sorts, the trigram table) while rendering, in KiB. */
+const RENDER_TEMP_CACHE_KIB = 128 * 1024;
+
 export function runBuild(opts: BuildOptions): BuildSummary {
   const t0 = performance.now();
   const progress = opts.progress ?? (() => {});
@@ -56,6 +59,10 @@ export function runBuild(opts: BuildOptions): BuildSummary {
   try {
     const derive = runDerive(db, { progress });
     const pruned = db.transaction(() => pruneRawProbes(db, opts.nowMs - opts.config.retention.raw_probe_days * DAY_MS))();
+    // Rendering sorts whole lists (the orders no index serves) and builds the name trigram table: on
+    // disk, with a bounded cache, so memory does not grow with the number of participants.
+    db.pragma('temp_store = FILE');
+    db.pragma(`temp.cache_size = ${-RENDER_TEMP_CACHE_KIB}`);
     const sink = new DirectorySink(opts.outDir);
     const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody, progress);
     // The discovery documents depend on the configuration, not on the database.

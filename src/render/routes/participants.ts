@@ -104,7 +104,9 @@ export function renderParticipantsList(ctx: RenderContext): void {
   for (const dim of POSTING_DIMENSIONS) {
     let current: string | null = null;
     let w: ReturnType<RenderContext['list']> | null = null;
-    const sql = `SELECT ${col[dim]} AS facet_value, ${LIST_COLUMNS} FROM participant_list WHERE ${col[dim]} IS NOT NULL ORDER BY ${col[dim]}, ${orderSql(dflt)}`;
+    // Values in descending order too, so the whole ORDER BY is the backward scan of the index
+    // (dim, first_seen_at, pid): no sort.
+    const sql = `SELECT ${col[dim]} AS facet_value, ${LIST_COLUMNS} FROM participant_list WHERE ${col[dim]} IS NOT NULL ORDER BY ${col[dim]} DESC, ${orderSql(dflt)}`;
     for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow & { facet_value: string }>) {
       if (r.facet_value !== current) {
         w?.finish();
@@ -127,16 +129,17 @@ export function renderParticipantsList(ctx: RenderContext): void {
   }
 
   // Trigram posting lists of folded names (rule 2), in the default order (a name search walks the
-  // rarest one): built through a temporary table so the (trigram, participant) pairs are sorted by
-  // SQLite, not in memory.
-  db.exec(
-    'DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL, PRIMARY KEY (t, first_seen_at, pid)) WITHOUT ROWID',
-  );
+  // rarest one): the (trigram, participant) pairs go into a plain temporary table (appends), and one
+  // index built afterwards (SQLite's external sort) gives them in list order; nothing
+  // participant-sized is held in memory (the temporary database is on disk while rendering).
+  db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL)');
   try {
-    const ins = db.prepare('INSERT OR IGNORE INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
-    for (const rows of participantBatches(ctx, 'AND name IS NOT NULL')) {
+    const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
+    const insertBatch = db.transaction((rows: BatchRow[]) => {
       for (const r of rows) for (const t of trigramsOf(foldName(r.name!))) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
-    }
+    });
+    for (const rows of participantBatches(ctx, 'AND name IS NOT NULL')) insertBatch(rows);
+    db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
     let current: string | null = null;
     let w: ReturnType<RenderContext['list']> | null = null;
     const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
