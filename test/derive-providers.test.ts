@@ -11,6 +11,7 @@ import { orgHash, orgKey, slugify } from '../src/derive/providers/identity.js';
 import { resolveApKey } from '../src/derive/providers/keys.js';
 import { apDetail, apsList, providerDetail, providersList, seatView } from '../src/derive/providers/read.js';
 import { providersStep } from '../src/derive/providers/step.js';
+import { rostersStep } from '../src/derive/providers/rosters.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 
@@ -320,5 +321,30 @@ describe('rosters: participant counts and mixes', () => {
     // A member without a curated provider counts through the seats its declared hosts present.
     const uncurated = list.find((p) => p.slug === null && p.flags.ap && p.hostnames.length > 0)!;
     expect(uncurated.participant_count).toBeGreaterThan(0);
+  });
+
+  it('a cycle without participant observations re-sums the stored combinations; one with them regroups participant_list', () => {
+    const state = () => ({
+      rosters: db.prepare('SELECT * FROM ap_rosters ORDER BY key').all(),
+      mix: db.prepare('SELECT * FROM ap_mix ORDER BY key, facet, value').all(),
+      combos: db.prepare('SELECT * FROM ap_roster_combos ORDER BY rowid').all(),
+      members: db.prepare('SELECT key, participant_count FROM providers ORDER BY key').all(),
+    });
+    const before = state();
+    expect(before.combos.length).toBeGreaterThan(0);
+    const hasObs = (id: number) => ['directory_obs', 'sml_obs', 'smp_obs'].some((t) => db.prepare(`SELECT 1 FROM ${t} WHERE segment_id = ? LIMIT 1`).get(id) !== undefined);
+    const ids = db.prepare('SELECT id FROM segments ORDER BY id DESC').pluck().all() as number[];
+    const probeOnly = ids.find((id) => !hasObs(id))!;
+    const withObs = ids.find((id) => hasObs(id))!;
+    const run = (id: number) => db.transaction(() => rostersStep.run({ db, full: false, since: id - 1, upTo: id, progress: () => {} }))();
+    expect(run(probeOnly)).toMatchObject({ regrouped: 0 });
+    expect(state()).toEqual(before);
+    // The stored combinations are what a probe-only cycle sums: emptied, the counts drop to nothing...
+    db.exec('DELETE FROM ap_roster_combos');
+    run(probeOnly);
+    expect(db.prepare('SELECT count(*) FROM ap_rosters').pluck().get()).toBe(0);
+    // ...and a cycle with a participant observation groups participant_list again: the full run's tables.
+    expect(run(withObs)).toMatchObject({ regrouped: 1 });
+    expect(state()).toEqual(before);
   });
 });

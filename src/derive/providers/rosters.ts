@@ -2,15 +2,27 @@
 // each member of the registry (docs/methodology/providers.md, "Participant counts").
 //
 // It runs after the participants step, whose current state per participant (participant_list:
-// registered, smp, ap_seat_id, country, scheme) it counts. One grouped pass over that table per run:
-// the result has one row per (serving seat, SMP host, country, scheme) combination, a few thousand
-// rows even at 3 million participants, which are then summed per identity and per member here.
+// registered, smp, ap_seat_id, country, scheme) it counts. One grouped pass over that table gives one
+// row per (serving seat, SMP host, country, scheme) combination, a few thousand rows even at 3 million
+// participants (kept in ap_roster_combos), which are then summed per identity and per member here.
+// The grouped pass (16 s at 3 million participants) runs only when participant_list can have changed:
+// on a full run, or when a new segment holds a participant observation (directory, SML or SMP), the
+// only raw rows the participants step derives that table from. A cron cycle of probes alone re-sums
+// the stored combinations (identities and members can change with certificates and curation).
 //
 // It also writes providers.participant_count (a column of the providers step's table: the providers
 // step runs first and writes 0; the count needs the participants step, which runs in between).
 import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
 
 export const ROSTERS_DDL = `
+  -- Registered participants per (serving seat, SMP host, card country, scheme) of participant_list.
+  CREATE TABLE ap_roster_combos (
+    seat    TEXT,
+    smp     TEXT,
+    country TEXT,
+    scheme  TEXT NOT NULL,
+    n       INTEGER NOT NULL
+  );
   CREATE TABLE ap_rosters (
     key               TEXT PRIMARY KEY,
     participant_count INTEGER NOT NULL
@@ -24,7 +36,7 @@ export const ROSTERS_DDL = `
     PRIMARY KEY (key, facet, value)
   ) WITHOUT ROWID;
 `;
-export const ROSTERS_TABLES = ['ap_mix', 'ap_rosters'] as const;
+export const ROSTERS_TABLES = ['ap_mix', 'ap_rosters', 'ap_roster_combos'] as const;
 
 interface Combo {
   seat: string | null;
@@ -38,15 +50,25 @@ function bump(m: Map<string, number>, k: string, n: number): void {
   m.set(k, (m.get(k) ?? 0) + n);
 }
 
+/** Whether a segment of the run's range holds a participant observation. */
+function participantsObserved(ctx: DeriveContext): boolean {
+  for (const t of ['directory_obs', 'sml_obs', 'smp_obs']) {
+    if (ctx.db.prepare(`SELECT 1 FROM ${t} WHERE segment_id > ? AND segment_id <= ? LIMIT 1`).get(ctx.since, ctx.upTo) !== undefined) return true;
+  }
+  return false;
+}
+
 export function runRosters(ctx: DeriveContext): StepStats {
   const { db } = ctx;
   db.exec('DELETE FROM ap_rosters; DELETE FROM ap_mix;');
-  const combos = db
-    .prepare(
-      `SELECT ap_seat_id AS seat, smp, country, scheme, count(*) AS n FROM participant_list
-       WHERE registered = 1 GROUP BY ap_seat_id, smp, country, scheme`,
-    )
-    .all() as Combo[];
+  const regroup = ctx.full || participantsObserved(ctx);
+  if (regroup) {
+    db.exec(`DELETE FROM ap_roster_combos;
+      INSERT INTO ap_roster_combos (seat, smp, country, scheme, n)
+      SELECT ap_seat_id, smp, country, scheme, count(*) FROM participant_list
+      WHERE registered = 1 GROUP BY ap_seat_id, smp, country, scheme ORDER BY ap_seat_id, smp, country, scheme`);
+  }
+  const combos = db.prepare('SELECT seat, smp, country, scheme, n FROM ap_roster_combos ORDER BY rowid').all() as Combo[];
   const keyOf = new Map((db.prepare('SELECT seat_id, key FROM seat_identities').all() as Array<{ seat_id: string; key: string }>).map((r) => [r.seat_id, r.key]));
 
   // AP identities: participants whose serving seat resolves to the identity.
@@ -96,7 +118,7 @@ export function runRosters(ctx: DeriveContext): StepStats {
     upd.run(n, key);
     members++;
   }
-  return { combos: combos.length, identities: roster.size, members };
+  return { combos: combos.length, regrouped: regroup ? 1 : 0, identities: roster.size, members };
 }
 
 export const rostersStep: DeriveStep = {
