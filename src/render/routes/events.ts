@@ -23,6 +23,13 @@ import type { Db } from '../../db/index.js';
 import { anomalyView } from '../../derive/anomalies.js';
 import type { RenderContext } from '../context.js';
 
+/**
+ * Event chunks hold at least this many events before a content-defined boundary (still at most
+ * render.chunk_max_bytes): a page of up to 200 events plus the one that tells whether more follow
+ * then spans at most three chunks (two whole chunks inside it would already hold 200).
+ */
+export const EVENT_CHUNK_MIN_ITEMS = 100;
+
 interface Row {
   part: string;
   id: string;
@@ -63,7 +70,7 @@ function writeEventPartitions(ctx: RenderContext, family: string, rows: Iterable
       finish();
       part = r.part;
       const partition = family === 'all' ? ['all'] : [family, part];
-      list = ctx.list('events.list', partition, [...NEWEST_FIRST_DIRS], ['type']);
+      list = ctx.list('events.list', partition, [...NEWEST_FIRST_DIRS], ['type'], { minItems: EVENT_CHUNK_MIN_ITEMS });
       // A participant has a handful of events: the shim counts them directly, no histogram.
       hours = family === 'participant' || family === 'type' ? null : ctx.list('events.list.hours', partition, ['desc']);
     }
