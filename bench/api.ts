@@ -20,6 +20,7 @@ import { encodeCursor } from '../src/api/cursor.js';
 import { anomalyPartition, eventPartition } from '../src/api/events-shared.js';
 import type { SortKey } from '../src/api/keys.js';
 import { dateType, LIMIT_DEFAULT, timestampType } from '../src/api/params.js';
+import { expandParticipant, type StoredParticipant } from '../src/api/participants-shared.js';
 import { listRootPath } from '../src/api/paths.js';
 import { listPartition, matchRoute, parseRequest, ROUTE_LIST, type AnyRoute } from '../src/api/routes.js';
 import { CHURN_CATEGORIES, DETECTORS, EVENT_TYPES, GRADES, INCIDENT_STATUSES, PARTICIPANT_SORTS, PROVENANCES, RESOLUTIONS } from '../src/api/schemas/index.js';
@@ -220,7 +221,7 @@ function poolsFromSnapshot(out: string, rng: Rng): Pools {
   const main = listRootPath('participants.list', ['first_seen.desc']);
   for (let i = 0; i < 25; i++) {
     const c = sampleChunk(out, main, rng, false);
-    for (const it of (c?.items ?? []) as Array<{ id: string; value: string; name: string | null }>) participants.push({ id: it.id, value: it.value, name: it.name });
+    for (const it of ((c?.items ?? []) as StoredParticipant[]).map(expandParticipant)) participants.push({ id: it.id, value: it.value, name: it.name });
   }
   const heavyParticipants = uniq([
     ...listDir(path.join(out, 'i/participants.events'), 500),

@@ -192,6 +192,48 @@ export function itemMatches(item: ParticipantListItem, p: ListParams, search: Se
 }
 
 // ---------------------------------------------------------------------------------------------
+// Stored form
+
+/**
+ * A list item as the participant lists' chunks store it: the values of ParticipantListItem in field
+ * order, without the keys (about 40% fewer bytes per item, so more items per chunk and fewer bytes per
+ * page). The composer expands it back into the item, field for field.
+ */
+export type StoredParticipant = [
+  id: string,
+  scheme: string,
+  value: string,
+  name: string | null,
+  country: string | null,
+  registered: boolean,
+  smp: string | null,
+  ap_seat_id: string | null,
+  ap_provider: string | null,
+  provenance: ParticipantListItem['provenance'],
+  first_seen_at: string,
+];
+
+export function storeParticipant(i: ParticipantListItem): StoredParticipant {
+  return [i.id, i.scheme, i.value, i.name, i.country, i.registered, i.smp, i.ap_seat_id, i.ap_provider, i.provenance, i.first_seen_at];
+}
+
+export function expandParticipant(s: StoredParticipant): ParticipantListItem {
+  return {
+    id: s[0],
+    scheme: s[1],
+    value: s[2],
+    name: s[3],
+    country: s[4],
+    registered: s[5],
+    smp: s[6],
+    ap_seat_id: s[7],
+    ap_provider: s[8],
+    provenance: s[9],
+    first_seen_at: s[10],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Orders, keys, pages
 
 export function listOrder(sort: ParticipantSort): OrderSpec {

@@ -12,6 +12,7 @@ import { matchRoute, ROUTES } from '../api/routes.js';
 import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
 import { encodeSegment } from '../api/paths.js';
 import type { StoredAnomaly, StoredEvent } from '../api/events-shared.js';
+import { expandParticipant, type StoredParticipant } from '../api/participants-shared.js';
 import type { ChurnParticipantRow } from '../api/market-shared.js';
 import { expandUptime, type UptimeTuple } from '../api/hosts-shared.js';
 import type { SortKey } from '../api/keys.js';
@@ -55,6 +56,7 @@ const STORED_ITEM_VIEWS: Record<string, (stored: unknown, key: SortKey, partitio
   'events.list': (s) => (s as StoredEvent).e,
   'anomalies.list': (s) => (s as StoredAnomaly).a,
   'aps.churn_participants': (s) => (s as ChurnParticipantRow).p,
+  'participants.list': (s) => expandParticipant(s as StoredParticipant),
   'hosts.uptime': (s, key, partition) => expandUptime(partition[1] as UptimeBucket['resolution'], partition[0]!, key, s as UptimeTuple),
 };
 

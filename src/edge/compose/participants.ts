@@ -20,6 +20,7 @@ import {
   DETAIL_ROUTE,
   dirsOf,
   EVENTS_ROUTE,
+  expandParticipant,
   filterCountMode,
   HISTORY_ROUTE,
   ID_INDEX_PARTITION,
@@ -43,6 +44,7 @@ import {
   type PostingDimension,
   type RarestTrigram,
   type Search,
+  type StoredParticipant,
 } from '../../api/participants-shared.js';
 import { exactFilePath, listRootPath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
@@ -174,7 +176,7 @@ function perParticipant(route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE): Comp
 async function readAll(list: ListReader | null): Promise<ParticipantListItem[]> {
   const out: ParticipantListItem[] = [];
   if (list === null) return out;
-  for await (const { item } of list.scan()) out.push(item as ParticipantListItem);
+  for await (const { item } of list.scan()) out.push(expandParticipant(item as StoredParticipant));
   return out;
 }
 
@@ -242,7 +244,7 @@ async function composeListWith(files: Files, p: ListParams): Promise<ApiResult> 
         stop: (k) => k[0] !== value,
         limit: SMALL_SET_MAX, // values are unique per scheme: a handful of items
       });
-      candidates = page.items as ParticipantListItem[];
+      candidates = (page.items as StoredParticipant[]).map(expandParticipant);
     } else if (plan.source === 'trigram') candidates = await readAll(rarestList);
     else candidates = (await Promise.all((await postingLists.get(plan.dim)!()).map(readAll))).flat();
     const page = setPage(candidates, p, search, order);
@@ -256,7 +258,7 @@ async function composeListWith(files: Files, p: ListParams): Promise<ApiResult> 
     const collector = new PageCollector(p, search);
     if (source !== null) {
       const start = p.cursor === undefined ? undefined : (k: SortKey) => compareKeys(k, p.cursor!.key, dirs) > 0;
-      for await (const { item, key } of source.scan({ start })) if (!collector.offer(item as ParticipantListItem, key)) break;
+      for await (const { item, key } of source.scan({ start })) if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
     }
     items = collector.items;
     nextKey = collector.nextKey;

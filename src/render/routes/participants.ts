@@ -27,6 +27,7 @@ import {
   POSTING_DIMENSIONS,
   postingPartition,
   STATS_ROUTE,
+  storeParticipant,
   LIST_CHUNK_MIN_ITEMS,
   trigramPartition,
   trigramsOf,
@@ -93,7 +94,7 @@ export function renderParticipantsList(ctx: RenderContext): void {
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirsOf(order), MAIN_FACET_FIELDS, { minItems: LIST_CHUNK_MIN_ITEMS, entryCounts: false });
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
-      w.add(item, listKey(order, item), facetsOf(item));
+      w.add(storeParticipant(item), listKey(order, item), facetsOf(item));
     }
     w.finish();
   }
@@ -114,7 +115,7 @@ export function renderParticipantsList(ctx: RenderContext): void {
         w = ctx.list(LIST_ROUTE, postingPartition(dim, current), dirsOf(dflt), undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
       }
       const item = listItemOf(r, seatNames);
-      w!.add(item, listKey(dflt, item));
+      w!.add(storeParticipant(item), listKey(dflt, item));
     }
     w?.finish();
   }
@@ -123,7 +124,7 @@ export function renderParticipantsList(ctx: RenderContext): void {
   {
     const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS, undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY value, pid`).iterate() as IterableIterator<ListRow>) {
-      w.add(listItemOf(r, seatNames), [r.value, r.pid]);
+      w.add(storeParticipant(listItemOf(r, seatNames)), [r.value, r.pid]);
     }
     w.finish();
   }
@@ -151,7 +152,7 @@ export function renderParticipantsList(ctx: RenderContext): void {
         w = ctx.list(LIST_ROUTE, trigramPartition(current), dirsOf(dflt), undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
       }
       const item = listItemOf(r, seatNames);
-      w!.add(item, listKey(dflt, item));
+      w!.add(storeParticipant(item), listKey(dflt, item));
     }
     w?.finish();
   } finally {
