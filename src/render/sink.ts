@@ -28,6 +28,9 @@ export interface SinkStats {
   bytes: number;
 }
 
+/** Directories remembered as made (see write). */
+const MADE_DIRS_MAX = 4096;
+
 export class DirectorySink implements FileSink {
   readonly stats: SinkStats = { files: 0, written: 0, bytes: 0 };
   private readonly entries: Database.Database;
@@ -76,6 +79,9 @@ export class DirectorySink implements FileSink {
     const dir = path.dirname(abs);
     if (!this.madeDirs.has(dir)) {
       fs.mkdirSync(dir, { recursive: true });
+      // Bounded: a directory per participant (its events and history) would make this set grow with
+      // the network; forgetting one only costs a repeated (idempotent) mkdir.
+      if (this.madeDirs.size >= MADE_DIRS_MAX) this.madeDirs.clear();
       this.madeDirs.add(dir);
     }
     const tmp = `${abs}.tmp-${process.pid}`;
