@@ -196,10 +196,13 @@ function runFull(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts: HostN
   for (const [, sql] of PARTICIPANT_LIST_INDEXES) db.exec(sql);
 }
 
+/** The raw observation tables participant_list and the histories are derived from. */
+export const PARTICIPANT_OBS_TABLES = ['directory_obs', 'sml_obs', 'smp_obs'] as const;
+
 function runIncremental(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts: HostNames, sweepEnd: number | null): number {
   const { db, since, upTo } = ctx;
   db.exec('CREATE TEMP TABLE IF NOT EXISTS participants_affected (id INTEGER PRIMARY KEY); DELETE FROM temp.participants_affected;');
-  for (const t of ['directory_obs', 'sml_obs', 'smp_obs']) {
+  for (const t of PARTICIPANT_OBS_TABLES) {
     db.prepare(`INSERT OR IGNORE INTO temp.participants_affected (id) SELECT participant_id FROM ${t} WHERE segment_id > ? AND segment_id <= ?`).run(since, upTo);
   }
   const page = db.prepare('SELECT a.id, p.pid, p.scheme, p.value FROM temp.participants_affected a JOIN participants p ON p.id = a.id WHERE a.id > ? ORDER BY a.id LIMIT 1000');

@@ -12,6 +12,7 @@
 //
 // It also writes providers.participant_count (a column of the providers step's table: the providers
 // step runs first and writes 0; the count needs the participants step, which runs in between).
+import { PARTICIPANT_OBS_TABLES } from '../participants/step.js';
 import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
 
 export const ROSTERS_DDL = `
@@ -52,7 +53,7 @@ function bump(m: Map<string, number>, k: string, n: number): void {
 
 /** Whether a segment of the run's range holds a participant observation. */
 function participantsObserved(ctx: DeriveContext): boolean {
-  for (const t of ['directory_obs', 'sml_obs', 'smp_obs']) {
+  for (const t of PARTICIPANT_OBS_TABLES) {
     if (ctx.db.prepare(`SELECT 1 FROM ${t} WHERE segment_id > ? AND segment_id <= ? LIMIT 1`).get(ctx.since, ctx.upTo) !== undefined) return true;
   }
   return false;
