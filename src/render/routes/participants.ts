@@ -81,6 +81,26 @@ function facetsOf(item: ParticipantListItem): Record<string, string[]> {
   return out;
 }
 
+/**
+ * Writes one list in the default order per group of a row stream ordered by group, then by the default
+ * order (posting lists of a facet value, trigram lists).
+ */
+function writeDefaultOrderLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], seatNames: ReadonlyMap<string, string>): void {
+  const dflt = listOrder(DEFAULT_SORT);
+  let current: string | null = null;
+  let w: ReturnType<RenderContext['list']> | null = null;
+  for (const r of rows) {
+    if (r.group !== current) {
+      w?.finish();
+      current = r.group;
+      w = ctx.list(LIST_ROUTE, partitionOf(current), dirsOf(dflt), undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
+    }
+    const item = listItemOf(r, seatNames);
+    w!.add(storeParticipant(item), listKey(dflt, item));
+  }
+  w?.finish();
+}
+
 export function renderParticipantsList(ctx: RenderContext): void {
   const { db } = ctx;
   const seatNames = curatedSeatNames(db);
@@ -103,21 +123,10 @@ export function renderParticipantsList(ctx: RenderContext): void {
   const dflt = listOrder(DEFAULT_SORT);
   const col: Record<(typeof POSTING_DIMENSIONS)[number], string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id' };
   for (const dim of POSTING_DIMENSIONS) {
-    let current: string | null = null;
-    let w: ReturnType<RenderContext['list']> | null = null;
     // Values in descending order too, so the whole ORDER BY is the backward scan of the index
     // (dim, first_seen_at, pid): no sort.
-    const sql = `SELECT ${col[dim]} AS facet_value, ${LIST_COLUMNS} FROM participant_list WHERE ${col[dim]} IS NOT NULL ORDER BY ${col[dim]} DESC, ${orderSql(dflt)}`;
-    for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow & { facet_value: string }>) {
-      if (r.facet_value !== current) {
-        w?.finish();
-        current = r.facet_value;
-        w = ctx.list(LIST_ROUTE, postingPartition(dim, current), dirsOf(dflt), undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
-      }
-      const item = listItemOf(r, seatNames);
-      w!.add(storeParticipant(item), listKey(dflt, item));
-    }
-    w?.finish();
+    const sql = `SELECT ${col[dim]} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${col[dim]} IS NOT NULL ORDER BY ${col[dim]} DESC, ${orderSql(dflt)}`;
+    writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v), seatNames);
   }
 
   // The identifier index: [value, id] ascending (rule 1 of the participant list).
@@ -141,20 +150,9 @@ export function renderParticipantsList(ctx: RenderContext): void {
     });
     for (const rows of participantBatches(ctx, 'AND name IS NOT NULL')) insertBatch(rows);
     db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
-    let current: string | null = null;
-    let w: ReturnType<RenderContext['list']> | null = null;
     const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
-    const sql = `SELECT g.t AS tri, ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
-    for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow & { tri: string }>) {
-      if (r.tri !== current) {
-        w?.finish();
-        current = r.tri;
-        w = ctx.list(LIST_ROUTE, trigramPartition(current), dirsOf(dflt), undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
-      }
-      const item = listItemOf(r, seatNames);
-      w!.add(storeParticipant(item), listKey(dflt, item));
-    }
-    w?.finish();
+    const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
+    writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, seatNames);
   } finally {
     db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
   }
