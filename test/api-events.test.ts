@@ -6,7 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventCursor, anomalyCursor, type EventFeedMetaOut } from '../src/api/events-shared.js';
+import { eventCursor, anomalyCursor, EVENT_CHUNK_MIN_ITEMS, type EventFeedMetaOut } from '../src/api/events-shared.js';
+import { listRootPath } from '../src/api/paths.js';
+import type { ListRoot } from '../src/edge/list-format.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
 import { QUERIES } from '../src/api/query/index.js';
 import { EVENTS_QUERIES } from '../src/api/query/events.js';
@@ -192,8 +194,7 @@ describe('event feed', () => {
         const seen: string[] = [];
         let cursor: string | null = null;
         let first: FeedPage | null = null;
-        let lastPrev: string | null = null;
-        let pages = 0;
+        let last: FeedPage | null = null;
         for (;;) {
           const q = new URLSearchParams(f);
           q.set('limit', String(limit));
@@ -202,19 +203,20 @@ describe('event feed', () => {
           expect(r.composed).toBe(r.oracle);
           const page = r.body as FeedPage;
           first ??= page;
-          pages++;
           if (cursor) expect(page.meta).toBeUndefined();
+          expect(page.items.length).toBeLessThanOrEqual(limit);
           seen.push(...page.items.map((i) => i.id));
-          lastPrev = page.prev_cursor;
+          last = page;
           if (!page.next_cursor) break;
           cursor = page.next_cursor;
         }
         expect(new Set(seen).size).toBe(seen.length);
         const expected = first!.meta!.filter_count ?? first!.meta!.total_count;
         expect(seen.length).toBe(expected);
-        // Back up: from the oldest page's prev_cursor, prev pages walk to the newest event.
+        // Back up: from the oldest page's prev_cursor, prev pages walk to the newest event (a
+        // windowed page may be short or empty and still carry a prev_cursor past what it examined).
         const up: string[] = [];
-        let prev = lastPrev;
+        let prev = last!.prev_cursor;
         while (prev && limit >= 7) {
           const q = new URLSearchParams(f);
           q.set('limit', String(limit));
@@ -222,13 +224,13 @@ describe('event feed', () => {
           const r = await both('events.list', {}, q);
           expect(r.composed).toBe(r.oracle);
           const page = r.body as FeedPage;
-          if (page.items.length === 0) break;
+          expect(page.items.length).toBeLessThanOrEqual(limit);
           up.unshift(...page.items.map((i) => i.id));
           prev = page.prev_cursor;
         }
-        if (limit >= 7) {
+        if (limit >= 7 && last!.items.length > 0) {
           // Everything newer than the newest event of the last page, each once, in feed order.
-          expect(up).toEqual(seen.slice(0, (pages - 1) * limit));
+          expect(up).toEqual(seen.slice(0, seen.length - last!.items.length));
         }
       }
     }
@@ -317,6 +319,76 @@ describe('read cost at the default chunk sizes (1000 items, 64 KB)', () => {
     }
     console.log(`api-events: most reads for one answer at the default chunk sizes: ${JSON.stringify(worst)}`);
     expect(worst['anomalies.list']!.files).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('event pages read at most three chunks at the default chunk sizes', () => {
+  it('random filters, windows, limits and cursors (both directions): composed = oracle; at most 3 chunks and 256 KiB per page', async () => {
+    const dir = tempDir('api-events-bound-');
+    const sink = new DirectorySink(dir);
+    const ctx = new RenderContext(db, nowMs, sink, { chunkMaxItems: 1000, chunkMaxBytes: 65_536 }, jsonBody);
+    EVENTS_RENDERERS['events.list']!(ctx);
+    sink.close();
+    const root = JSON.parse(fs.readFileSync(path.join(dir, listRootPath('events.list', ['all'])), 'utf8')) as ListRoot;
+    // The feed spans several chunks (else the bound would hold trivially); chunks hold at least
+    // EVENT_CHUNK_MIN_ITEMS events except the last.
+    console.log(`events.list/all at the default chunk sizes: ${root.count} events, chunks of ${root.entries.map((e) => e.count).join(', ')}`);
+    expect(root.level).toBe(0);
+    expect(root.entries.length).toBeGreaterThanOrEqual(4);
+    for (const e of root.entries.slice(0, -1)) expect(e.count).toBeGreaterThanOrEqual(EVENT_CHUNK_MIN_ITEMS);
+    const readDefault = async (p: string): Promise<Uint8Array | null> => {
+      try {
+        return new Uint8Array(fs.readFileSync(path.join(dir, p)));
+      } catch {
+        return null;
+      }
+    };
+    const t0 = col<number>('SELECT min(observed_at) FROM events')[0]!;
+    const hosts = col('SELECT hostname FROM event_hosts GROUP BY hostname ORDER BY count(*) DESC LIMIT 12');
+    const seats = col('SELECT seat_id FROM event_seats GROUP BY seat_id ORDER BY count(*) DESC LIMIT 12');
+    const keys = db.prepare('SELECT observed_at, id FROM events ORDER BY observed_at, id').raw().all() as Array<[number, string]>;
+    const tsArb = fc.integer({ min: t0 - 86_400_000, max: nowMs });
+    const worst = { page: { chunks: 0, bytes: 0, target: '' } };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          type: fc.option(fc.subarray([...EVENT_TYPES], { minLength: 1, maxLength: 4 }), { nil: undefined }),
+          host: fc.option(fc.constantFrom(...hosts), { nil: undefined, freq: 2 }),
+          seat: fc.option(fc.constantFrom(...seats), { nil: undefined, freq: 2 }),
+          since: fc.option(tsArb, { nil: undefined, freq: 2 }),
+          limit: fc.integer({ min: 1, max: 200 }),
+          mode: fc.constantFrom('cursor', 'prev'),
+          key: fc.constantFrom(...keys),
+          hops: fc.nat({ max: 2 }),
+        }),
+        async (r) => {
+          let cursor: string | null = eventCursor(r.key, r.mode === 'cursor' ? 'next' : 'prev');
+          for (let i = 0; i <= r.hops && cursor !== null; i++) {
+            const q = new URLSearchParams();
+            if (r.type) q.set('type', r.type.join(','));
+            if (r.host !== undefined) q.set('host', r.host);
+            if (r.seat !== undefined) q.set('seat', r.seat);
+            if (r.since !== undefined) q.set('since', new Date(r.since).toISOString());
+            q.set('limit', String(r.limit));
+            q.set(r.mode === 'cursor' ? 'cursor' : 'prev_cursor', cursor);
+            const target = `/v1/events?${q}`;
+            const parsed = parseRequest(ROUTES['events.list'], {}, q, { now: nowMs });
+            if (!parsed.ok) throw new Error(target);
+            const params = parsed.params as Record<string, unknown>;
+            const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+            const composed = await EVENTS_COMPOSERS['events.list']!(params, { read: readDefault, nowMs, stats });
+            expect(jsonText(finished(composed, '/')), target).toBe(jsonText(finished(EVENTS_QUERIES['events.list']!(db, params, nowMs), '/')));
+            expect(stats.chunks, target).toBeLessThanOrEqual(3);
+            expect(stats.bytes, target).toBeLessThanOrEqual(256 * 1024);
+            if (stats.bytes > worst.page.bytes) worst.page = { chunks: stats.chunks, bytes: stats.bytes, target };
+            const body = (composed.status === 200 ? composed.body : null) as FeedPage | null;
+            cursor = r.mode === 'cursor' ? (body?.next_cursor ?? null) : (body?.prev_cursor ?? null);
+          }
+        },
+      ),
+      { numRuns: Number(process.env.API_FC_RUNS ?? 200) },
+    );
+    console.log(`events.list with default chunks (small demo): most bytes read by one page ${JSON.stringify(worst)}`);
   });
 });
 

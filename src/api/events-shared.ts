@@ -3,10 +3,22 @@
 //
 // - Order of both lists: observed_at DESC, id DESC; sort key [observed_at ms, id]; cursors from
 //   encodeCursor with hint '' (docs/snapshot-format.md "Cursors name keys, not chunks").
-// - Event feed pages: `next_cursor` = next-cursor on the page's last (oldest) item when another matching
-//   item follows it, else null; `prev_cursor` = prev-cursor on the page's first (newest) item, null on an
-//   empty page. With `prev_cursor`, the page holds the `limit` matching items just newer than it (the
-//   ones adjacent to the watermark), newest first.
+// - The source of an event page (eventPlan): the stored list of the first entity filter (participant,
+//   then seat, then host); without one, the list of the single wanted type, or the whole feed. The
+//   page reads the source's items after the cursor (toward older events, or with `prev_cursor` toward
+//   newer ones, the nearest first) inside [since, until].
+// - Plain pages (every source item matches): the `limit` items after the cursor. `next_cursor` =
+//   next-cursor on the page's last (oldest) item when another source item follows it, else null.
+// - Windowed pages (a residual filter: `type` over an entity list or over the whole feed for two or
+//   more types, or a second entity filter): the page starts at the first candidate after the cursor
+//   (an item of a wanted type; the first item when `type` is not residual) and examines at most
+//   EVENT_WINDOW source items from there (FeedCollector). It may hold fewer than `limit` items; its
+//   continuation cursor then stands on the last item it examined.
+// - `prev_cursor` on a page read toward older events: prev-cursor on its first (newest) item, null on
+//   an empty page. On a page read with `prev_cursor` (toward newer events): prev-cursor on the newest
+//   item of the page, or on the window's last examined item when the window ran out; null on an empty
+//   page whose source ended. Its `next_cursor`: next-cursor on its oldest item when the source holds
+//   an older item at or after `since`.
 // - meta (first page only): total_count = every event of the feed (exact, so total_count_estimated
 //   false); filter_count = matching events (null when no filter — type, host, seat, participant, since,
 //   until — is set); facets.type = per-type counts under the other filters (count > 0, count DESC then
@@ -179,4 +191,121 @@ export interface StoredAnomaly {
 export interface HourRow {
   h: number;
   c: Record<string, number>;
+}
+
+/**
+ * Most source items a windowed event page examines, from its first candidate on: one more than the
+ * fewest events an event chunk holds (EVENT_CHUNK_MIN_ITEMS), so that the window spans at most two
+ * chunks, and with the chunk of the cursor (read to find the first candidate) a page reads at most three.
+ */
+export const EVENT_WINDOW = 101;
+/**
+ * Event chunks hold at least this many events before a content-defined boundary (still at most
+ * render.chunk_max_bytes): a plain page of up to 200 events plus the one that tells whether more follow
+ * then spans at most three chunks, and a window at most two.
+ */
+export const EVENT_CHUNK_MIN_ITEMS = EVENT_WINDOW - 1;
+
+/** How a request reads the feed: the stored list, and the filters matched item by item. */
+export interface EventPlan {
+  /** The source list's partition: ['all'], ['type', t], ['participant' | 'seat' | 'host', value]. */
+  partition: string[];
+  /** Wanted types the source does not imply (null: every source item is a candidate). */
+  types: ReadonlySet<string> | null;
+  /** Entity filters the source does not imply. */
+  seat?: string;
+  host?: string;
+  /** True when some source items may not match: the page examines a bounded window (FeedCollector). */
+  windowed: boolean;
+}
+
+export interface EventFilterParams {
+  types?: readonly string[];
+  host?: string;
+  seat?: string;
+  participant?: string;
+}
+
+export function eventPlan(f: EventFilterParams): EventPlan {
+  const entity = eventPartition(f);
+  if (entity[0] === 'all') {
+    if (f.types === undefined) return { partition: entity, types: null, windowed: false };
+    if (f.types.length === 1) return { partition: ['type', f.types[0]!], types: null, windowed: false };
+    return { partition: entity, types: new Set(f.types), windowed: true };
+  }
+  const plan: EventPlan = { partition: entity, types: f.types === undefined ? null : new Set(f.types), windowed: false };
+  // The partition is the first of participant, seat, host: the later ones remain to be matched.
+  if (entity[0] === 'participant' && f.seat !== undefined) plan.seat = f.seat;
+  if (entity[0] !== 'host' && f.host !== undefined) plan.host = f.host;
+  plan.windowed = plan.types !== null || plan.seat !== undefined || plan.host !== undefined;
+  return plan;
+}
+
+/**
+ * Collects one event page from the source items offered in reading order: toward older events
+ * (`older`: after `cursor`, or from the head) or toward newer ones (`newer`: after `prev_cursor`, the
+ * nearest first). The caller offers items inside [since, until] until offer() returns false or the
+ * source ends. Plain plans: every item matches; the page takes `limit` of them. Windowed plans:
+ * items before the first candidate are passed over; from it on at most EVENT_WINDOW items are examined.
+ */
+export class FeedCollector<T> {
+  readonly items: T[] = [];
+  readonly keys: SortKey[] = [];
+  private started = false;
+  private examined = 0;
+  private cont: SortKey | null = null;
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowed: boolean,
+    private readonly dir: 'older' | 'newer',
+  ) {}
+
+  /** True once the window has started (the first candidate was offered). */
+  get inWindow(): boolean {
+    return this.started;
+  }
+
+  /** Offers the next source item; false when the page is complete (offer no more). */
+  offer(item: T, key: SortKey, candidate: boolean, match: boolean): boolean {
+    if (this.windowed) {
+      if (!this.started) {
+        if (!candidate) return true;
+        this.started = true;
+      }
+      this.examined++;
+    }
+    if (match) {
+      if (this.dir === 'older' && this.items.length === this.limit) {
+        this.cont = this.keys[this.keys.length - 1]!;
+        return false;
+      }
+      this.items.push(item);
+      this.keys.push(key);
+      if (this.dir === 'newer' && this.items.length === this.limit) {
+        this.cont = key;
+        return false;
+      }
+    }
+    if (this.windowed && this.examined === EVENT_WINDOW) {
+      this.cont = key;
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Where the next page in the same direction starts after: `older`, the page's next_cursor key (null
+   * when the source ended); `newer`, its prev_cursor key (null when the page is empty and the source
+   * ended).
+   */
+  get continuation(): SortKey | null {
+    if (this.cont !== null) return this.cont;
+    return this.dir === 'newer' && this.keys.length > 0 ? this.keys[this.keys.length - 1]! : null;
+  }
+
+  /** The page's items newest first. */
+  get page(): { items: T[]; keys: SortKey[] } {
+    return this.dir === 'older' ? { items: this.items, keys: this.keys } : { items: [...this.items].reverse(), keys: [...this.keys].reverse() };
+  }
 }

@@ -378,7 +378,7 @@ export const ROUTES = {
     path: '/v1/participants',
     tag: 'participants',
     summary: 'Participants',
-    description: 'Keyset-paginated participant list with filters and search; `meta` (counts and facets) on the first page only.',
+    description: 'Keyset-paginated participant list with filters and search; `meta` (counts and facets) on the first page only. A filtered page examines at most 256 participants of its source list and may hold fewer than `limit` items (even none) with a `next_cursor`: follow it until it is null.',
     params: {
       sort: queryDefault(enumType(PARTICIPANT_SORTS), 'first_seen.desc', 'Order: first_seen.desc (default), first_seen.asc, name.asc, name.desc, country.asc, country.desc.'),
       country: query(listType('countries', countryItem, false), 'Comma-separated ISO country codes (current card country).'),
@@ -578,7 +578,7 @@ export const ROUTES = {
     path: '/v1/events',
     tag: 'events',
     summary: 'Change events',
-    description: 'Change events across the network, newest first, with the anomalies each triggered. `cursor` walks toward older events; `prev_cursor` returns the events just newer than it (live polling).',
+    description: 'Change events across the network, newest first, with the anomalies each triggered. `cursor` walks toward older events; `prev_cursor` returns the events just newer than it (live polling). A page filtered by two or more types, or by `type`, `seat` or `host` besides the list it reads, examines at most 101 events from the first event of a wanted type and may hold fewer than `limit`: follow the cursors until they are null.',
     params: {
       type: query(listType('event-types', enumItem(EVENT_TYPES, 'change-event types'), true), 'Comma-separated change-event types; a single value is valid.'),
       host: query(hostFilterType, 'Events relating to this hostname.'),

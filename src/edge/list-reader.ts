@@ -1,7 +1,7 @@
 // Reads a list written by src/render/lists.ts: seeks a position through the index, then walks items
 // forward across chunks. Edge-safe: no Node imports. Counts the files and bytes it reads (the cost
 // budget of a composed page: docs/snapshot-format.md).
-import type { SortKey } from '../api/keys.js';
+import { compareKeys, type SortKey } from '../api/keys.js';
 import type { Chunk, IndexEntry, IndexNode, ListRoot } from './list-format.js';
 import { LIST_FORMAT } from './list-format.js';
 
@@ -36,8 +36,12 @@ function firstTrue(n: number, pred: (i: number) => boolean): number {
   return lo;
 }
 
+/** Most recently read chunks and index nodes a reader keeps, so that a page reads each file once. */
+const RECENT_FILES = 4;
+
 export class ListReader {
   readonly stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  private readonly recent = new Map<string, unknown>();
   private constructor(
     private readonly read: ReadFile,
     readonly root: ListRoot,
@@ -55,12 +59,23 @@ export class ListReader {
     return r;
   }
 
-  private async load<T>(path: string): Promise<T> {
+  /** A chunk or index node, from the few most recently read ones or from the snapshot. */
+  private async load<T>(path: string, chunk: boolean): Promise<T> {
+    const hit = this.recent.get(path);
+    if (hit !== undefined) {
+      this.recent.delete(path);
+      this.recent.set(path, hit);
+      return hit as T;
+    }
     const body = await this.read(path);
     if (body === null) throw new SnapshotFormatError(`missing snapshot file ${path}`);
     this.stats.files++;
     this.stats.bytes += body.length;
-    return JSON.parse(dec.decode(body)) as T;
+    if (chunk) this.stats.chunks++;
+    const value = JSON.parse(dec.decode(body)) as T;
+    this.recent.set(path, value);
+    if (this.recent.size > RECENT_FILES) this.recent.delete(this.recent.keys().next().value!);
+    return value;
   }
 
   /** Items from the first one where `start` holds, in list order, skipping entries `skip` rules out. */
@@ -78,18 +93,60 @@ export class ListReader {
           continue;
         }
         if (level === 0) {
-          const chunk = await self.load<Chunk>(e.path);
-          self.stats.chunks++;
+          const chunk = await self.load<Chunk>(e.path, true);
           const j0 = first ? firstTrue(chunk.keys.length, (j) => start(chunk.keys[j]!)) : 0;
           for (let j = j0; j < chunk.keys.length; j++) yield { key: chunk.keys[j]!, item: chunk.items[j] };
         } else {
-          const node = await self.load<IndexNode>(e.path);
+          const node = await self.load<IndexNode>(e.path, false);
           yield* walk(node.entries, level - 1, first);
         }
         first = false;
       }
     }
     yield* walk(this.root.entries, this.root.level, true);
+  }
+
+  /**
+   * The items before the first one where `start` holds, walked backward (the nearest first): the
+   * reverse of `scan`. `skip` as in `scan`.
+   */
+  async *scanBackward(opts: ScanOptions = {}): AsyncGenerator<{ key: SortKey; item: unknown }> {
+    const start = opts.start ?? (() => false);
+    const skip = opts.skip ?? (() => false);
+    const self = this;
+    async function* walk(entries: readonly IndexEntry[], level: number): AsyncGenerator<{ key: SortKey; item: unknown }> {
+      // Entries whose first item lies before the start position, the nearest first.
+      for (let i = firstTrue(entries.length, (x) => start(entries[x]!.first)) - 1; i >= 0; i--) {
+        const e = entries[i]!;
+        if (skip(e)) continue;
+        if (level === 0) {
+          const chunk = await self.load<Chunk>(e.path, true);
+          for (let j = firstTrue(chunk.keys.length, (x) => start(chunk.keys[x]!)) - 1; j >= 0; j--) yield { key: chunk.keys[j]!, item: chunk.items[j] };
+        } else {
+          const node = await self.load<IndexNode>(e.path, false);
+          yield* walk(node.entries, level - 1);
+        }
+      }
+    }
+    yield* walk(this.root.entries, this.root.level);
+  }
+
+  /** The key of the item right after `key` in list order (`key` need not be in the list); null at the end. */
+  async keyAfter(key: SortKey): Promise<SortKey | null> {
+    const after = (k: SortKey): boolean => compareKeys(k, key, this.root.dirs) > 0;
+    let entries = this.root.entries;
+    for (let level = this.root.level; ; level--) {
+      const i = firstTrue(entries.length, (x) => after(entries[x]!.last));
+      const e = entries[i];
+      if (e === undefined) return null;
+      // The whole entry lies after `key`: its first key answers without reading below it.
+      if (after(e.first)) return e.first;
+      if (level === 0) {
+        const chunk = await this.load<Chunk>(e.path, true);
+        return chunk.keys[firstTrue(chunk.keys.length, (x) => after(chunk.keys[x]!))] ?? null;
+      }
+      entries = (await this.load<IndexNode>(e.path, false)).entries;
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // event_seats, anomaly_events; anomaly readers of src/derive/anomalies.ts). Rules: src/api/events-shared.ts.
 import type { CursorPosition } from '../cursor.js';
 import type { Db } from '../../db/index.js';
+import type { SortKey } from '../keys.js';
 import { anomalyList, anomalyView, eventAnomalies, type AnomalyFilters, type AnomalyView } from '../../derive/anomalies.js';
 import type { Detector } from '../../derive/anomaly-id.js';
 import {
@@ -10,7 +11,11 @@ import {
   chartBucketFor,
   eventCursor,
   eventMeta,
+  eventPlan,
+  EVENT_WINDOW,
+  FeedCollector,
   META_SCAN_MAX,
+  type EventPlan,
   type FeedKey,
   type HourTypeCounts,
   type StoredAnomaly,
@@ -104,44 +109,91 @@ function hourCounts(db: Db, params: Params): HourTypeCounts | null {
   return out;
 }
 
+/** Membership of the plan's source list (its partition) and the window [since, until]. */
+function sourceWhere(plan: EventPlan, params: Params): Where {
+  const [family, value] = plan.partition;
+  const w: Where = { sql: [], args: [] };
+  if (family === 'type') {
+    w.sql.push('e.type = ?');
+    w.args.push(value);
+  } else if (family !== 'all') {
+    const only = nonTypeWhere({ [family!]: value });
+    w.sql.push(...only.sql);
+    w.args.push(...only.args);
+  }
+  const win = nonTypeWhere({ since: params.since, until: params.until });
+  return { sql: [...w.sql, ...win.sql], args: [...w.args, ...win.args] };
+}
+
+/** SQL of a plan's candidate test (an item of a wanted type) and full match, as 0/1 columns. */
+function planColumns(plan: EventPlan): Where {
+  const cand = plan.types === null ? '1' : `e.type IN (${[...plan.types].map(() => '?').join(', ')})`;
+  const candArgs = plan.types === null ? [] : [...plan.types];
+  const rest = nonTypeWhere({ seat: plan.seat, host: plan.host });
+  const match = [cand, ...rest.sql].join(' AND ');
+  return { sql: [`(${cand}) AS cand`, `(${match}) AS m`], args: [...candArgs, ...candArgs, ...rest.args] };
+}
+
+const OLDER = '(e.observed_at < ? OR (e.observed_at = ? AND e.id < ?))';
+const NEWER = '(e.observed_at > ? OR (e.observed_at = ? AND e.id > ?))';
+const AT_OR_OLDER = '(e.observed_at < ? OR (e.observed_at = ? AND e.id <= ?))';
+const AT_OR_NEWER = '(e.observed_at > ? OR (e.observed_at = ? AND e.id >= ?))';
+const keyArgs = ([t, id]: FeedKey): unknown[] => [t, t, id];
+
+/**
+ * The source rows a page examines, in reading order: after the cursor (`older`: toward older events;
+ * `newer`: after prev_cursor toward newer ones) — for windowed plans from the first candidate on, at
+ * most EVENT_WINDOW of them; for plain plans the `limit` (+ 1 toward older events) nearest.
+ */
+function pageRows(db: Db, plan: EventPlan, params: Params, dir: 'older' | 'newer', after: FeedKey | undefined, limit: number): Array<EventRow & { cand: number; m: number }> {
+  const src = sourceWhere(plan, params);
+  const order = dir === 'older' ? 'e.observed_at DESC, e.id DESC' : 'e.observed_at ASC, e.id ASC';
+  let from = after === undefined ? null : { sql: dir === 'older' ? OLDER : NEWER, args: keyArgs(after) };
+  if (plan.windowed && plan.types !== null) {
+    // The window starts at the first candidate after the cursor.
+    const cand = withTypes(src, [...plan.types]);
+    const first = db
+      .prepare(`SELECT e.observed_at, e.id FROM events e ${cond(cand, from ? [from.sql] : [])} ORDER BY ${order} LIMIT 1`)
+      .raw()
+      .get(...cand.args, ...(from?.args ?? [])) as FeedKey | undefined;
+    if (first === undefined) return [];
+    from = { sql: dir === 'older' ? AT_OR_OLDER : AT_OR_NEWER, args: keyArgs(first) };
+  }
+  const cols = planColumns(plan);
+  const n = plan.windowed ? EVENT_WINDOW : dir === 'older' ? limit + 1 : limit;
+  return db
+    .prepare(`SELECT ${COLS}, ${cols.sql.join(', ')} FROM events e ${cond(src, from ? [from.sql] : [])} ORDER BY ${order} LIMIT ?`)
+    .all(...cols.args, ...src.args, ...(from?.args ?? []), n) as Array<EventRow & { cand: number; m: number }>;
+}
+
 export const eventsListQuery: QueryFn = (db, params, nowMs) => {
   const limit = params.limit as number;
   const types = params.type as readonly string[] | undefined;
-  const w = withTypes(nonTypeWhere(params), types);
   const cursor = params.cursor as CursorPosition | undefined;
   const prev = params.prev_cursor as CursorPosition | undefined;
-  let rows: EventRow[];
-  let more: boolean;
-  if (prev) {
-    const [t, id] = prev.key as FeedKey;
-    rows = (
-      db
-        .prepare(`SELECT ${COLS} FROM events e ${cond(w, ['(e.observed_at > ? OR (e.observed_at = ? AND e.id > ?))'])} ORDER BY e.observed_at ASC, e.id ASC LIMIT ?`)
-        .all(...w.args, t, t, id, limit) as EventRow[]
-    ).reverse();
-    const last = rows[rows.length - 1];
-    more =
-      last !== undefined &&
-      db.prepare(`SELECT 1 FROM events e ${cond(w, ['(e.observed_at < ? OR (e.observed_at = ? AND e.id < ?))'])} LIMIT 1`).get(...w.args, last.observed_at, last.observed_at, last.id) !== undefined;
-  } else {
-    const extra: string[] = [];
-    const args = [...w.args];
-    if (cursor) {
-      const [t, id] = cursor.key as FeedKey;
-      extra.push('(e.observed_at < ? OR (e.observed_at = ? AND e.id < ?))');
-      args.push(t, t, id);
-    }
-    rows = db.prepare(`SELECT ${COLS} FROM events e ${cond(w, extra)} ORDER BY e.observed_at DESC, e.id DESC LIMIT ?`).all(...args, limit + 1) as EventRow[];
-    more = rows.length > limit;
-    if (more) rows = rows.slice(0, limit);
+  const plan = eventPlan({ types, host: params.host as string | undefined, seat: params.seat as string | undefined, participant: params.participant as string | undefined });
+  const dir = prev ? 'newer' : 'older';
+  const collector = new FeedCollector<EventRow>(limit, plan.windowed, dir);
+  for (const r of pageRows(db, plan, params, dir, (prev ?? cursor)?.key as FeedKey | undefined, limit)) {
+    if (!collector.offer(r, [r.observed_at, r.id], r.cand === 1, r.m === 1)) break;
   }
-  const items = rows.map((r) => globalEvent(db, r));
-  const first = rows[0];
-  const last = rows[rows.length - 1];
+  const { items: rows, keys } = collector.page;
+  let next: SortKey | null;
+  let newer: SortKey | null;
+  if (dir === 'older') {
+    next = collector.continuation;
+    newer = keys[0] ?? null;
+  } else {
+    newer = collector.continuation;
+    // next_cursor: on the oldest item when the source holds an older one at or after since.
+    const oldest = keys[keys.length - 1] as FeedKey | undefined;
+    const src = sourceWhere(plan, { since: params.since });
+    next = oldest !== undefined && db.prepare(`SELECT 1 FROM events e ${cond(src, [OLDER])} LIMIT 1`).get(...src.args, ...keyArgs(oldest)) !== undefined ? oldest : null;
+  }
   const page: Record<string, unknown> = {
-    items,
-    next_cursor: more && last ? eventCursor([last.observed_at, last.id], 'next') : null,
-    prev_cursor: first ? eventCursor([first.observed_at, first.id], 'prev') : null,
+    items: rows.map((r) => globalEvent(db, r)),
+    next_cursor: next === null ? null : eventCursor(next, 'next'),
+    prev_cursor: newer === null ? null : eventCursor(newer, 'prev'),
   };
   if (!cursor && !prev) {
     const total = db.prepare('SELECT count(*) FROM events').pluck().get() as number;

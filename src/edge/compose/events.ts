@@ -9,6 +9,8 @@ import {
   eventCursor,
   eventMeta,
   eventPartition,
+  eventPlan,
+  FeedCollector,
   HOUR_MS,
   META_SCAN_MAX,
   NEWEST_FIRST_DIRS,
@@ -21,7 +23,7 @@ import { compareKeys, type SortKey } from '../../api/keys.js';
 import { exactFilePath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import { canonicalQuery, ROUTES } from '../../api/routes.js';
-import type { Chunk, IndexEntry, IndexNode, ListRoot } from '../list-format.js';
+import type { IndexEntry } from '../list-format.js';
 import { composePage } from '../list-reader.js';
 import { openList, readJson } from './market.js';
 import type { ComposeContext, ComposeFn, Params } from './types.js';
@@ -48,56 +50,15 @@ function filtersOf(params: Params): EventFilters {
   };
 }
 
-/** The item filter of the entity filters (and, unless `anyType`, the type filter). */
-function eventMatch(f: EventFilters, anyType = false): (item: unknown) => boolean {
-  const types = !anyType && f.types ? new Set(f.types) : null;
+/** The item filter of the entity filters (meta counts: any type). */
+function eventMatch(f: EventFilters): (item: unknown) => boolean {
   return (x) => {
     const s = x as StoredEvent;
-    if (types && !types.has(s.e.type)) return false;
     if (f.host !== undefined && !s.h.includes(f.host)) return false;
     if (f.seat !== undefined && !s.s.includes(f.seat)) return false;
     if (f.participant !== undefined && s.p !== f.participant) return false;
     return true;
   };
-}
-
-/** Skips index entries whose per-chunk type counts hold none of the wanted types. */
-function typeSkip(types: readonly string[] | undefined): ((e: IndexEntry) => boolean) | undefined {
-  if (!types) return undefined;
-  return (e) => types.every((t) => (e.counts?.type?.[t] ?? 0) === 0);
-}
-
-const dec = new TextDecoder();
-
-async function load<T>(ctx: ComposeContext, path: string): Promise<T> {
-  const body = await ctx.read(path);
-  if (body === null) throw new Error(`missing snapshot file ${path}`);
-  ctx.stats.files++;
-  ctx.stats.bytes += body.length;
-  return JSON.parse(dec.decode(body)) as T;
-}
-
-/**
- * Items strictly before `key` in list order (i.e. newer), walked backward (oldest of them first),
- * skipping entries `skip` rules out. Reads the index nodes and chunks it needs.
- */
-async function* scanBackward(ctx: ComposeContext, root: ListRoot, key: SortKey, skip?: (e: IndexEntry) => boolean): AsyncGenerator<{ key: SortKey; item: unknown }> {
-  const before = (k: SortKey): boolean => compareKeys(k, key, root.dirs) < 0;
-  async function* walk(entries: readonly IndexEntry[], level: number): AsyncGenerator<{ key: SortKey; item: unknown }> {
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const e = entries[i]!;
-      if (!before(e.first) || (skip && skip(e))) continue;
-      if (level === 0) {
-        const chunk = await load<Chunk>(ctx, e.path);
-        ctx.stats.chunks++;
-        for (let j = chunk.keys.length - 1; j >= 0; j--) if (before(chunk.keys[j]!)) yield { key: chunk.keys[j]!, item: chunk.items[j] };
-      } else {
-        const node = await load<IndexNode>(ctx, e.path);
-        yield* walk(node.entries, level - 1);
-      }
-    }
-  }
-  yield* walk(root.entries, root.level);
 }
 
 /** Exact counts per hour and type of one partition's events inside [since, until] (all types). */
@@ -156,7 +117,7 @@ async function metaHours(ctx: ComposeContext, f: EventFilters): Promise<HourType
   const out: HourTypeCounts = new Map();
   const events = await openList(ctx, 'events.list', partition);
   if (events === null) return out;
-  const match = eventMatch(f, true);
+  const match = eventMatch(f);
   for await (const { key, item } of events.list.scan({ start: f.until === undefined ? undefined : (k) => (k[0] as number) <= f.until! })) {
     if (f.since !== undefined && (key[0] as number) < f.since) break;
     if (!match(item)) continue;
@@ -164,36 +125,6 @@ async function metaHours(ctx: ComposeContext, f: EventFilters): Promise<HourType
   }
   events.done();
   return out;
-}
-
-type Keyed = { key: SortKey; item: unknown };
-
-/** Merges streams each in the order `cmp` (negative: a first) into one stream in that order. */
-async function* mergeKeyed(gens: Array<AsyncGenerator<Keyed>>, cmp: (a: SortKey, b: SortKey) => number): AsyncGenerator<Keyed> {
-  if (gens.length === 1) {
-    yield* gens[0]!;
-    return;
-  }
-  const heads: Array<Keyed | null> = [];
-  for (const g of gens) {
-    const r = await g.next();
-    heads.push(r.done ? null : r.value);
-  }
-  try {
-    for (;;) {
-      let best = -1;
-      for (let i = 0; i < heads.length; i++) {
-        const h = heads[i];
-        if (h && (best < 0 || cmp(h.key, heads[best]!.key) < 0)) best = i;
-      }
-      if (best < 0) return;
-      yield heads[best]!;
-      const r = await gens[best]!.next();
-      heads[best] = r.done ? null : r.value;
-    }
-  } finally {
-    for (const g of gens) await g.return(undefined);
-  }
 }
 
 const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
@@ -206,62 +137,61 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
   const limit = params.limit as number;
   const cursor = params.cursor as CursorPosition | undefined;
   const prev = params.prev_cursor as CursorPosition | undefined;
-  // The lists read: the first entity filter's partition; else one list per wanted type (merged by key);
-  // else the whole feed.
-  const entity = eventPartition(f);
-  const partitions = entity[0] === 'all' && f.types ? f.types.map((t) => ['type', t]) : [entity];
-  const lists: Array<NonNullable<Awaited<ReturnType<typeof openList>>>> = [];
-  for (const p of partitions) {
-    const o = await openList(ctx, 'events.list', p);
-    if (o !== null) lists.push(o);
-  }
-  const match = eventMatch(f);
-  const skip = typeSkip(f.types);
-  const inUntil = (k: SortKey): boolean => f.until === undefined || (k[0] as number) <= f.until;
-  const afterKey = (c: SortKey) => (k: SortKey) => compareKeys(k, c, DIRS) > 0;
-  /** Items of every list read from the first where `start` holds, in feed order. */
-  const forward = (start: (k: SortKey) => boolean): AsyncGenerator<Keyed> => mergeKeyed(lists.map((o) => o.list.scan({ start, skip })), (a, b) => compareKeys(a, b, DIRS));
-  /** Matching items inside the window from the first where `start` holds: `limit` of them, and whether more follow. */
-  const page = async (start: (k: SortKey) => boolean, n: number): Promise<{ items: StoredEvent[]; keys: SortKey[]; more: boolean }> => {
-    const items: StoredEvent[] = [];
-    const keys: SortKey[] = [];
-    for await (const { key, item } of forward((k) => start(k) && inUntil(k))) {
-      if (f.since !== undefined && (key[0] as number) < f.since) break;
-      if (!match(item)) continue;
-      if (items.length === n) return { items, keys, more: true };
-      items.push(item as StoredEvent);
-      keys.push(key);
+  const plan = eventPlan(f);
+  const dir = prev ? 'newer' : 'older';
+  const collector = new FeedCollector<StoredEvent>(limit, plan.windowed, dir);
+  const time = (k: SortKey): number => k[0] as number;
+  const inSince = (k: SortKey): boolean => f.since === undefined || time(k) >= f.since;
+  const inUntil = (k: SortKey): boolean => f.until === undefined || time(k) <= f.until;
+  const types = plan.types;
+  const candidate = (s: StoredEvent): boolean => types === null || types.has(s.e.type);
+  const match = (s: StoredEvent): boolean => candidate(s) && (plan.seat === undefined || s.s.includes(plan.seat)) && (plan.host === undefined || s.h.includes(plan.host));
+  /** Before the window starts, entries without a wanted type hold no candidate: not read. */
+  const noCandidate = (e: IndexEntry): boolean => types !== null && !collector.inWindow && [...types].every((t) => (e.counts?.type?.[t] ?? 0) === 0);
+  const opened = await openList(ctx, 'events.list', plan.partition);
+  let next: SortKey | null = null;
+  let newer: SortKey | null = null;
+  if (opened !== null) {
+    const list = opened.list;
+    const from = (prev ?? cursor)?.key;
+    if (dir === 'older') {
+      const items = list.scan({
+        start: (k) => (from === undefined || compareKeys(k, from, DIRS) > 0) && inUntil(k),
+        // Entries wholly older than since hold nothing for the page.
+        skip: (e) => !inSince(e.first) || noCandidate(e),
+      });
+      for await (const { key, item } of items) {
+        if (!inSince(key)) break;
+        const s = item as StoredEvent;
+        if (!collector.offer(s, key, candidate(s), match(s))) break;
+      }
+      next = collector.continuation;
+      newer = collector.page.keys[0] ?? null;
+    } else {
+      const items = list.scanBackward({
+        // Items newer than the watermark and at or after since, the nearest first.
+        start: (k) => compareKeys(k, prev!.key, DIRS) >= 0 || !inSince(k),
+        skip: (e) => !inUntil(e.last) || noCandidate(e),
+      });
+      for await (const { key, item } of items) {
+        if (!inUntil(key)) break;
+        const s = item as StoredEvent;
+        if (!collector.offer(s, key, candidate(s), match(s))) break;
+      }
+      newer = collector.continuation;
+      const keys = collector.page.keys;
+      const oldest = keys[keys.length - 1];
+      if (oldest !== undefined) {
+        const after = await list.keyAfter(oldest);
+        next = after !== null && inSince(after) ? oldest : null;
+      }
     }
-    return { items, keys, more: false };
-  };
-  let items: StoredEvent[] = [];
-  let keys: SortKey[] = [];
-  let more = false;
-  if (prev) {
-    const backward = mergeKeyed(
-      lists.map((o) => scanBackward(ctx, o.list.root, prev.key, skip)),
-      (a, b) => compareKeys(b, a, DIRS),
-    );
-    for await (const { key, item } of backward) {
-      if (f.until !== undefined && (key[0] as number) > f.until) break;
-      if (f.since !== undefined && (key[0] as number) < f.since) continue;
-      if (!match(item)) continue;
-      items.push(item as StoredEvent);
-      keys.push(key);
-      if (items.length === limit) break;
-    }
-    items = items.reverse();
-    keys = keys.reverse();
-    more = keys.length > 0 && (await page(afterKey(keys[keys.length - 1]!), 0)).more;
-  } else {
-    const p = await page(cursor ? afterKey(cursor.key) : () => true, limit);
-    ({ items, keys, more } = p);
+    opened.done();
   }
-  for (const o of lists) o.done();
   const out: Record<string, unknown> = {
-    items: items.map((s) => s.e),
-    next_cursor: more ? eventCursor(keys[keys.length - 1]!, 'next') : null,
-    prev_cursor: keys.length > 0 ? eventCursor(keys[0]!, 'prev') : null,
+    items: collector.page.items.map((s) => s.e),
+    next_cursor: next === null ? null : eventCursor(next, 'next'),
+    prev_cursor: newer === null ? null : eventCursor(newer, 'prev'),
   };
   if (!cursor && !prev) {
     const all = await openList(ctx, 'events.list', ['all']);

@@ -12,6 +12,7 @@
 //   `all`, `host/<hostname>`, `seat/<seat id>`.
 // Streaming: each partition family is one ordered statement; per-event lookups go through indexes.
 import {
+  EVENT_CHUNK_MIN_ITEMS,
   HOUR_MS,
   NEWEST_FIRST_DIRS,
   type HourRow,
@@ -22,13 +23,6 @@ import { apiAnomaly, EVENTS_QUERIES, globalEvent } from '../../api/query/events.
 import type { Db } from '../../db/index.js';
 import { anomalyView } from '../../derive/anomalies.js';
 import type { RenderContext } from '../context.js';
-
-/**
- * Event chunks hold at least this many events before a content-defined boundary (still at most
- * render.chunk_max_bytes): a page of up to 200 events plus the one that tells whether more follow
- * then spans at most three chunks (two whole chunks inside it would already hold 200).
- */
-export const EVENT_CHUNK_MIN_ITEMS = 100;
 
 interface Row {
   part: string;
