@@ -38,8 +38,11 @@ export type FeedKey = [number, string];
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 export const WEEK_MS = 7 * DAY_MS;
-/** Most partition events counted one by one for meta under two or more entity filters. */
-export const META_SCAN_MAX = 10_000;
+/**
+ * Most partition events counted one by one for meta under two or more entity filters: about two
+ * chunks of events (EVENT_CHUNK_MIN_ITEMS), so that a first page stays within a bounded read.
+ */
+export const META_SCAN_MAX = 200;
 /** Windows up to this long chart by hour; up to CHART_DAY_MAX_MS by day; longer by week. */
 export const CHART_HOUR_MAX_MS = 3 * DAY_MS;
 export const CHART_DAY_MAX_MS = 90 * DAY_MS;
@@ -187,10 +190,29 @@ export interface StoredAnomaly {
   s: string[];
 }
 
-/** A row of the hourly histogram list of one event partition: hour start and counts per type. */
-export interface HourRow {
+/**
+ * A row of a histogram list of one event partition (one list per chart resolution, HISTOGRAM_LISTS):
+ * the bucket start, the partition's events in the bucket per type (`c`), and per type the events older
+ * than the bucket (`o`, so that rows of past buckets never change as events are added); counts in the
+ * order of EVENT_TYPES (src/api/schemas/common.ts). With `o`, the number of events older than any
+ * bucket boundary is read off one row.
+ */
+export interface BucketRow {
   h: number;
-  c: Record<string, number>;
+  c: number[];
+  o: number[];
+}
+
+/** The histogram list of each chart resolution. */
+export const HISTOGRAM_LISTS: Record<ChartBucket, string> = {
+  hour: 'events.list.hours',
+  day: 'events.list.days',
+  week: 'events.list.weeks',
+};
+
+/** The end (exclusive) of the bucket starting at `start`. */
+export function bucketEnd(start: number, bucket: ChartBucket): number {
+  return start + (bucket === 'hour' ? HOUR_MS : bucket === 'day' ? DAY_MS : WEEK_MS);
 }
 
 /**

@@ -131,6 +131,35 @@ export class ListReader {
     yield* walk(this.root.entries, this.root.level);
   }
 
+  /**
+   * Per value of the facet `field`, the items before the first one where `start` holds: summed from
+   * the index entries' facet counts, with one chunk read (the one holding that position, unless it
+   * starts a chunk). `valueOf` gives an item's value in that chunk.
+   */
+  async countBefore(start: (key: SortKey) => boolean, field: string, valueOf: (item: unknown) => string): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    let entries = this.root.entries;
+    for (let level = this.root.level; ; level--) {
+      const i = firstTrue(entries.length, (x) => start(entries[x]!.last));
+      for (let x = 0; x < i; x++) {
+        const counts = entries[x]!.counts?.[field];
+        if (counts === undefined) throw new SnapshotFormatError(`${entries[x]!.path}: the index holds no per-entry counts of ${field}`);
+        for (const [v, n] of Object.entries(counts)) out.set(v, (out.get(v) ?? 0) + n);
+      }
+      const e = entries[i];
+      if (e === undefined || start(e.first)) return out;
+      if (level === 0) {
+        const chunk = await this.load<Chunk>(e.path, true);
+        for (let j = 0; j < chunk.keys.length && !start(chunk.keys[j]!); j++) {
+          const v = valueOf(chunk.items[j]);
+          out.set(v, (out.get(v) ?? 0) + 1);
+        }
+        return out;
+      }
+      entries = (await this.load<IndexNode>(e.path, false)).entries;
+    }
+  }
+
   /** The key of the item right after `key` in list order (`key` need not be in the list); null at the end. */
   async keyAfter(key: SortKey): Promise<SortKey | null> {
     const after = (k: SortKey): boolean => compareKeys(k, key, this.root.dirs) > 0;

@@ -14,11 +14,15 @@ import {
   HOUR_MS,
   META_SCAN_MAX,
   NEWEST_FIRST_DIRS,
-  type HourRow,
+  bucketEnd,
+  HISTOGRAM_LISTS,
+  type BucketRow,
+  type ChartBucket,
   type HourTypeCounts,
   type StoredAnomaly,
   type StoredEvent,
 } from '../../api/events-shared.js';
+import { EVENT_TYPES } from '../../api/schemas/common.js';
 import { compareKeys, type SortKey } from '../../api/keys.js';
 import { exactFilePath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
@@ -61,70 +65,64 @@ function eventMatch(f: EventFilters): (item: unknown) => boolean {
   };
 }
 
-/** Exact counts per hour and type of one partition's events inside [since, until] (all types). */
-async function partitionHours(ctx: ComposeContext, partition: string[], f: EventFilters): Promise<HourTypeCounts> {
-  const out: HourTypeCounts = new Map();
-  if (partition[0] === 'participant') {
-    // No histogram for a participant (a handful of events): count its events in the window.
-    const events = await openList(ctx, 'events.list', partition);
-    if (events === null) return out;
-    for await (const { key, item } of events.list.scan({ start: f.until === undefined ? undefined : (k) => (k[0] as number) <= f.until! })) {
-      if (f.since !== undefined && (key[0] as number) < f.since) break;
-      addHourCount(out, Math.floor((key[0] as number) / HOUR_MS) * HOUR_MS, (item as StoredEvent).e.type, 1);
-    }
-    events.done();
-    return out;
-  }
-  const hist = await openList(ctx, 'events.list.hours', partition);
-  if (hist === null) return out;
-  const edges: number[] = [];
-  const lowHour = f.since === undefined ? undefined : Math.floor(f.since / HOUR_MS) * HOUR_MS;
-  for await (const { item } of hist.list.scan({ start: f.until === undefined ? undefined : (k) => (k[0] as number) <= f.until! })) {
-    const row = item as HourRow;
-    if (lowHour !== undefined && row.h < lowHour) break;
-    const full = (f.since === undefined || row.h >= f.since) && (f.until === undefined || row.h + HOUR_MS - 1 <= f.until);
-    if (full) for (const [t, n] of Object.entries(row.c)) addHourCount(out, row.h, t, n);
-    else edges.push(row.h);
-  }
-  hist.done();
-  if (edges.length > 0) {
-    // The hours cut by since or until: count their events in the window one by one.
-    const events = await openList(ctx, 'events.list', partition);
-    if (events !== null) {
-      for (const h of edges) {
-        const lo = Math.max(h, f.since ?? h);
-        const hi = Math.min(h + HOUR_MS - 1, f.until ?? h + HOUR_MS - 1);
-        for await (const { key, item } of events.list.scan({ start: (k) => (k[0] as number) <= hi })) {
-          if ((key[0] as number) < lo) break;
-          addHourCount(out, h, (item as StoredEvent).e.type, 1);
-        }
-      }
-      events.done();
-    }
-  }
-  return out;
-}
+type OpenedList = NonNullable<Awaited<ReturnType<typeof openList>>>;
 
-/** meta counts (per hour and type under the non-type filters), or null when they degrade. */
-async function metaHours(ctx: ComposeContext, f: EventFilters): Promise<HourTypeCounts | null> {
-  const partition = eventPartition(f);
-  const hours = await partitionHours(ctx, partition, f);
-  const entities = [f.participant, f.seat, f.host].filter((v) => v !== undefined).length;
-  if (entities < 2) return hours;
-  let n = 0;
-  for (const m of hours.values()) for (const c of m.values()) n += c;
-  if (n > META_SCAN_MAX) return null;
+/**
+ * meta counts: per chart bucket (or hour) and type, the events inside [since, until] under the
+ * non-type filters; null when they degrade (events-shared). Reads: the partition's events list index
+ * with at most one chunk at each of since and until (events older than them, per type, counted from
+ * the entries' type counts), and the histogram rows of the window at the chart's resolution. With a
+ * participant partition (no histograms) or two or more entity filters, the window's events are
+ * counted one by one (at most META_SCAN_MAX of them for the latter).
+ */
+async function metaCounts(ctx: ComposeContext, f: EventFilters, bucket: ChartBucket, shared: OpenedList | null): Promise<HourTypeCounts | null> {
   const out: HourTypeCounts = new Map();
-  const events = await openList(ctx, 'events.list', partition);
+  const partition = eventPartition(f);
+  const events = shared ?? (await openList(ctx, 'events.list', partition));
   if (events === null) return out;
-  const match = eventMatch(f);
-  for await (const { key, item } of events.list.scan({ start: f.until === undefined ? undefined : (k) => (k[0] as number) <= f.until! })) {
-    if (f.since !== undefined && (key[0] as number) < f.since) break;
-    if (!match(item)) continue;
-    addHourCount(out, Math.floor((key[0] as number) / HOUR_MS) * HOUR_MS, (item as StoredEvent).e.type, 1);
+  try {
+    const list = events.list;
+    const total = list.root.counts?.type ?? {};
+    /** Events older than `x` (ms), per type. */
+    const olderThan = async (x: number): Promise<Record<string, number>> => {
+      const newer = await list.countBefore((k) => (k[0] as number) < x, 'type', (item) => (item as StoredEvent).e.type);
+      return Object.fromEntries(Object.entries(total).map(([t, n]) => [t, n - (newer.get(t) ?? 0)]));
+    };
+    const low = f.since === undefined ? {} : await olderThan(f.since);
+    const high = f.until === undefined ? total : await olderThan(f.until + 1);
+    const entities = [f.participant, f.seat, f.host].filter((v) => v !== undefined).length;
+    if (partition[0] === 'participant' || entities >= 2) {
+      let n = 0;
+      for (const [t, c] of Object.entries(high)) n += c - (low[t] ?? 0);
+      if (entities >= 2 && n > META_SCAN_MAX) return null;
+      const match = eventMatch(f);
+      for await (const { key, item } of list.scan({ start: f.until === undefined ? undefined : (k) => (k[0] as number) <= f.until! })) {
+        if (f.since !== undefined && (key[0] as number) < f.since) break;
+        if (match(item)) addHourCount(out, Math.floor((key[0] as number) / HOUR_MS) * HOUR_MS, (item as StoredEvent).e.type, 1);
+      }
+      return out;
+    }
+    const hist = await openList(ctx, HISTOGRAM_LISTS[bucket], partition);
+    if (hist === null) return out;
+    for await (const { item } of hist.list.scan({ start: f.until === undefined ? undefined : (k) => (k[0] as number) <= f.until! })) {
+      const row = item as BucketRow;
+      const end = bucketEnd(row.h, bucket);
+      if (f.since !== undefined && end <= f.since) break;
+      // Events in the bucket and the window = older than its upper edge − older than its lower edge.
+      const cut = f.until !== undefined && f.until + 1 < end;
+      EVENT_TYPES.forEach((t, i) => {
+        const c = row.c[i] ?? 0;
+        if (c === 0) return;
+        const lo = f.since !== undefined && f.since > row.h ? (low[t] ?? 0) : (row.o[i] ?? 0);
+        const n = (cut ? (high[t] ?? 0) : (row.o[i] ?? 0) + c) - lo;
+        if (n > 0) addHourCount(out, row.h, t, n);
+      });
+    }
+    hist.done();
+    return out;
+  } finally {
+    if (shared === null) events.done();
   }
-  events.done();
-  return out;
 }
 
 const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
@@ -186,7 +184,6 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
         next = after !== null && inSince(after) ? oldest : null;
       }
     }
-    opened.done();
   }
   const out: Record<string, unknown> = {
     items: collector.page.items.map((s) => s.e),
@@ -201,8 +198,12 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
     const lastEntry = root && root.entries.length > 0 ? root.entries[root.entries.length - 1]! : null;
     const oldest = lastEntry ? (lastEntry.last[0] as number) : null;
     const filterActive = f.types !== undefined || f.host !== undefined || f.seat !== undefined || f.participant !== undefined || f.since !== undefined || f.until !== undefined;
-    out.meta = eventMeta({ total, filterActive, types: f.types, hours: await metaHours(ctx, f), bucket: chartBucketFor(f.since, f.until, oldest, ctx.nowMs) });
+    const bucket = chartBucketFor(f.since, f.until, oldest, ctx.nowMs);
+    // The page's own list when meta counts the same partition (its chunks are then read once).
+    const same = opened !== null && plan.partition.join('/') === eventPartition(f).join('/') ? opened : null;
+    out.meta = eventMeta({ total, filterActive, types: f.types, hours: await metaCounts(ctx, f, bucket, same), bucket });
   }
+  opened?.done();
   return ok(out);
 };
 

@@ -3,23 +3,25 @@
 //   included), /v1/anomalies/{id} for every anomaly;
 // - `events.list` lists (items StoredEvent, key [observed_at ms, id] newest first, facet `type` counted
 //   per chunk) for the partitions `all`, `type/<type>`, `host/<hostname>`, `seat/<seat id>`,
-//   `participant/<id>`, each
-//   with (except type partitions, counted from the `all` histogram, and participant partitions, which
-//   hold a handful of events) an hourly histogram list
-//   `events.list.hours` (rows {h, c: type -> count}, newest hour first) from which the shim sums meta
-//   counts without reading the events;
+//   `participant/<id>`; chunks of at least EVENT_CHUNK_MIN_ITEMS events. Partitions other than type
+//   and participant partitions also get histogram lists `events.list.hours`, `…days`, `…weeks`
+//   (BucketRow: bucket start, counts per type in the bucket and older than it; newest first), from
+//   which the shim computes meta with a bounded read;
 // - `anomalies.list` lists (items StoredAnomaly, facets detector, grade, acknowledged per chunk) for
 //   `all`, `host/<hostname>`, `seat/<seat id>`.
 // Streaming: each partition family is one ordered statement; per-event lookups go through indexes.
 import {
+  bucketStart,
   EVENT_CHUNK_MIN_ITEMS,
+  HISTOGRAM_LISTS,
   HOUR_MS,
   NEWEST_FIRST_DIRS,
-  type HourRow,
+  type BucketRow,
   type StoredAnomaly,
   type StoredEvent,
 } from '../../api/events-shared.js';
 import { apiAnomaly, EVENTS_QUERIES, globalEvent } from '../../api/query/events.js';
+import { EVENT_TYPES } from '../../api/schemas/common.js';
 import type { Db } from '../../db/index.js';
 import { anomalyView } from '../../derive/anomalies.js';
 import type { RenderContext } from '../context.js';
@@ -43,45 +45,75 @@ function storedEvents(db: Db): (r: Row) => StoredEvent {
   return (r) => ({ e: globalEvent(db, r), h: hosts.all(r.id) as string[], s: seats.all(r.id) as string[], p: r.pid });
 }
 
+/** Counts per type in the order of EVENT_TYPES. */
+function typeCounts(c: ReadonlyMap<string, number>): number[] {
+  return EVENT_TYPES.map((t) => c.get(t) ?? 0);
+}
+
+/**
+ * Writes the histogram lists of one partition (HISTOGRAM_LISTS: hour, day and week rows, newest
+ * first) from its hourly counts, newest hour first. A partition's hours are few (one per hour with
+ * an event), so they are held for the `o` totals.
+ */
+function writeHistograms(ctx: RenderContext, partition: string[], hours: Array<{ h: number; c: Map<string, number> }>): void {
+  const total = new Map<string, number>();
+  for (const { c } of hours) for (const [t, n] of c) total.set(t, (total.get(t) ?? 0) + n);
+  for (const bucket of ['hour', 'day', 'week'] as const) {
+    const list = ctx.list(HISTOGRAM_LISTS[bucket], partition, ['desc']);
+    // Events at or after the current bucket's start, per type: older = total − newer.
+    const newer = new Map<string, number>();
+    let row: { h: number; c: Map<string, number> } | null = null;
+    const flush = (): void => {
+      if (!row) return;
+      for (const [t, n] of row.c) newer.set(t, (newer.get(t) ?? 0) + n);
+      const older = new Map([...total].map(([t, n]) => [t, n - (newer.get(t) ?? 0)]));
+      const out: BucketRow = { h: row.h, c: typeCounts(row.c), o: typeCounts(older) };
+      list.add(out, [row.h]);
+    };
+    for (const { h, c } of hours) {
+      const b = bucketStart(h, bucket);
+      if (!row || row.h !== b) {
+        flush();
+        row = { h: b, c: new Map() };
+      }
+      for (const [t, n] of c) row.c.set(t, (row.c.get(t) ?? 0) + n);
+    }
+    flush();
+    list.finish();
+  }
+}
+
 /** Writes one events list per partition value of an ordered row stream (rows grouped by `part`). */
 function writeEventPartitions(ctx: RenderContext, family: string, rows: Iterable<Row>): void {
   const stored = storedEvents(ctx.db);
-  let part: string | null = null;
+  // A participant has a handful of events: the shim counts them directly. A type partition's meta
+  // counts come from the whole feed's histograms. Neither has histograms of its own.
+  const histograms = family !== 'participant' && family !== 'type';
+  let partition: string[] | null = null;
   let list: ReturnType<RenderContext['list']> | null = null;
-  let hours: ReturnType<RenderContext['list']> | null = null;
-  let hour: HourRow | null = null;
-  const flushHour = (): void => {
-    if (hour && hours) hours.add(sortedCounts(hour), [hour.h]);
-    hour = null;
-  };
+  let hours: Array<{ h: number; c: Map<string, number> }> = [];
   const finish = (): void => {
-    flushHour();
     list?.finish();
-    hours?.finish();
+    if (partition && histograms) writeHistograms(ctx, partition, hours);
+    hours = [];
   };
+  let part: string | null = null;
   for (const r of rows) {
     if (r.part !== part) {
       finish();
       part = r.part;
-      const partition = family === 'all' ? ['all'] : [family, part];
+      partition = family === 'all' ? ['all'] : [family, part];
       list = ctx.list('events.list', partition, [...NEWEST_FIRST_DIRS], ['type'], { minItems: EVENT_CHUNK_MIN_ITEMS });
-      // A participant has a handful of events: the shim counts them directly, no histogram.
-      hours = family === 'participant' || family === 'type' ? null : ctx.list('events.list.hours', partition, ['desc']);
     }
-    const item = stored(r);
-    list!.add(item, [r.observed_at, r.id], { type: [r.type] });
-    const h = Math.floor(r.observed_at / HOUR_MS) * HOUR_MS;
-    if (!hour || hour.h !== h) {
-      flushHour();
-      hour = { h, c: {} };
+    list!.add(stored(r), [r.observed_at, r.id], { type: [r.type] });
+    if (histograms) {
+      const h = Math.floor(r.observed_at / HOUR_MS) * HOUR_MS;
+      let last = hours[hours.length - 1];
+      if (!last || last.h !== h) hours.push((last = { h, c: new Map() }));
+      last.c.set(r.type, (last.c.get(r.type) ?? 0) + 1);
     }
-    hour.c[r.type] = (hour.c[r.type] ?? 0) + 1;
   }
   finish();
-}
-
-function sortedCounts(h: HourRow): HourRow {
-  return { h: h.h, c: Object.fromEntries(Object.keys(h.c).sort().map((k) => [k, h.c[k]!])) };
 }
 
 function renderEvents(ctx: RenderContext): void {
