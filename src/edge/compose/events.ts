@@ -191,8 +191,9 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
     prev_cursor: newer === null ? null : eventCursor(newer, 'prev'),
   };
   if (!cursor && !prev) {
-    const all = await openList(ctx, 'events.list', ['all']);
-    const root = all?.list.root;
+    // The whole feed's root: the page's own list when it reads the whole feed.
+    const all = opened !== null && plan.partition[0] === 'all' ? null : await openList(ctx, 'events.list', ['all']);
+    const root = all === null ? opened?.list.root : all.list.root;
     all?.done();
     const total = root?.count ?? 0;
     const lastEntry = root && root.entries.length > 0 ? root.entries[root.entries.length - 1]! : null;
