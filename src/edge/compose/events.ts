@@ -191,18 +191,20 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
     prev_cursor: newer === null ? null : eventCursor(newer, 'prev'),
   };
   if (!cursor && !prev) {
-    // The whole feed's root: the page's own list when it reads the whole feed.
+    // The whole feed's list (its root gives the totals): the page's own when it reads the whole feed.
     const all = opened !== null && plan.partition[0] === 'all' ? null : await openList(ctx, 'events.list', ['all']);
     const root = all === null ? opened?.list.root : all.list.root;
-    all?.done();
     const total = root?.count ?? 0;
     const lastEntry = root && root.entries.length > 0 ? root.entries[root.entries.length - 1]! : null;
     const oldest = lastEntry ? (lastEntry.last[0] as number) : null;
     const filterActive = f.types !== undefined || f.host !== undefined || f.seat !== undefined || f.participant !== undefined || f.since !== undefined || f.until !== undefined;
     const bucket = chartBucketFor(f.since, f.until, oldest, ctx.nowMs);
-    // The page's own list when meta counts the same partition (its chunks are then read once).
-    const same = opened !== null && plan.partition.join('/') === eventPartition(f).join('/') ? opened : null;
+    // meta counts the first entity filter's list, or the whole feed: a list already open is reused
+    // (its root and recent chunks are then read once).
+    const metaPartition = eventPartition(f).join('/');
+    const same = opened !== null && plan.partition.join('/') === metaPartition ? opened : all !== null && metaPartition === 'all' ? all : null;
     out.meta = eventMeta({ total, filterActive, types: f.types, hours: await metaCounts(ctx, f, bucket, same), bucket });
+    all?.done();
   }
   opened?.done();
   return ok(out);
