@@ -146,6 +146,14 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
   const match = (s: StoredEvent): boolean => candidate(s) && (plan.seat === undefined || s.s.includes(plan.seat)) && (plan.host === undefined || s.h.includes(plan.host));
   /** Before the window starts, entries without a wanted type hold no candidate: not read. */
   const noCandidate = (e: IndexEntry): boolean => types !== null && !collector.inWindow && [...types].every((t) => (e.counts?.type?.[t] ?? 0) === 0);
+  /** Offers a walk's items to the collector while they lie inside the window and it takes more. */
+  const collect = async (items: AsyncGenerator<{ key: SortKey; item: unknown }>, inWindow: (k: SortKey) => boolean): Promise<void> => {
+    for await (const { key, item } of items) {
+      if (!inWindow(key)) break;
+      const s = item as StoredEvent;
+      if (!collector.offer(s, key, candidate(s), match(s))) break;
+    }
+  };
   const opened = await openList(ctx, 'events.list', plan.partition);
   let next: SortKey | null = null;
   let newer: SortKey | null = null;
@@ -158,11 +166,7 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
         // Entries wholly older than since hold nothing for the page.
         skip: (e) => !inSince(e.first) || noCandidate(e),
       });
-      for await (const { key, item } of items) {
-        if (!inSince(key)) break;
-        const s = item as StoredEvent;
-        if (!collector.offer(s, key, candidate(s), match(s))) break;
-      }
+      await collect(items, inSince);
       next = collector.continuation;
       newer = collector.page.keys[0] ?? null;
     } else {
@@ -171,11 +175,7 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
         start: (k) => compareKeys(k, prev!.key, DIRS) >= 0 || !inSince(k),
         skip: (e) => !inUntil(e.last) || noCandidate(e),
       });
-      for await (const { key, item } of items) {
-        if (!inUntil(key)) break;
-        const s = item as StoredEvent;
-        if (!collector.offer(s, key, candidate(s), match(s))) break;
-      }
+      await collect(items, inUntil);
       newer = collector.continuation;
       const keys = collector.page.keys;
       const oldest = keys[keys.length - 1];
