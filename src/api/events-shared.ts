@@ -317,13 +317,21 @@ export class FeedCollector<T> {
   }
 
   /**
-   * Where the next page in the same direction starts after: `older`, the page's next_cursor key (null
-   * when the source ended); `newer`, its prev_cursor key (null when the page is empty and the source
-   * ended).
+   * The page's cursor keys once the offers are done. Toward older events: next_cursor's is the
+   * continuation (null when the source ended), prev_cursor's the newest item (null on an empty page).
+   * Toward newer events: prev_cursor's is the continuation (the newest item, or the window's last
+   * examined one; null when the page is empty and the source ended), next_cursor's the oldest item when
+   * `olderFollows` (the source holds an older event at or after since).
    */
-  get continuation(): SortKey | null {
-    if (this.cont !== null) return this.cont;
-    return this.dir === 'newer' && this.keys.length > 0 ? this.keys[this.keys.length - 1]! : null;
+  cursorKeys(olderFollows: boolean): { next: SortKey | null; prev: SortKey | null } {
+    if (this.dir === 'older') return { next: this.cont, prev: this.keys[0] ?? null };
+    const newest = this.cont ?? this.keys[this.keys.length - 1] ?? null;
+    return { next: olderFollows ? (this.keys[0] ?? null) : null, prev: newest };
+  }
+
+  /** The key of the page's oldest item (null on an empty page). */
+  get oldestKey(): SortKey | null {
+    return (this.dir === 'older' ? this.keys[this.keys.length - 1] : this.keys[0]) ?? null;
   }
 
   /** The page's items newest first. */

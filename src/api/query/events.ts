@@ -2,7 +2,6 @@
 // event_seats, anomaly_events; anomaly readers of src/derive/anomalies.ts). Rules: src/api/events-shared.ts.
 import type { CursorPosition } from '../cursor.js';
 import type { Db } from '../../db/index.js';
-import type { SortKey } from '../keys.js';
 import { anomalyList, anomalyView, eventAnomalies, type AnomalyFilters, type AnomalyView } from '../../derive/anomalies.js';
 import type { Detector } from '../../derive/anomaly-id.js';
 import {
@@ -177,21 +176,13 @@ export const eventsListQuery: QueryFn = (db, params, nowMs) => {
   for (const r of pageRows(db, plan, params, dir, (prev ?? cursor)?.key as FeedKey | undefined, limit)) {
     if (!collector.offer(r, [r.observed_at, r.id], r.cand === 1, r.m === 1)) break;
   }
-  const { items: rows, keys } = collector.page;
-  let next: SortKey | null;
-  let newer: SortKey | null;
-  if (dir === 'older') {
-    next = collector.continuation;
-    newer = keys[0] ?? null;
-  } else {
-    newer = collector.continuation;
-    // next_cursor: on the oldest item when the source holds an older one at or after since.
-    const oldest = keys[keys.length - 1] as FeedKey | undefined;
-    const src = sourceWhere(plan, { since: params.since });
-    next = oldest !== undefined && db.prepare(`SELECT 1 FROM events e ${cond(src, [OLDER])} LIMIT 1`).get(...src.args, ...keyArgs(oldest)) !== undefined ? oldest : null;
-  }
+  // Toward newer events, next_cursor needs an older event of the source at or after since.
+  const oldest = collector.oldestKey as FeedKey | null;
+  const src = sourceWhere(plan, { since: params.since });
+  const olderFollows = dir === 'newer' && oldest !== null && db.prepare(`SELECT 1 FROM events e ${cond(src, [OLDER])} LIMIT 1`).get(...src.args, ...keyArgs(oldest)) !== undefined;
+  const { next, prev: newer } = collector.cursorKeys(olderFollows);
   const page: Record<string, unknown> = {
-    items: rows.map((r) => globalEvent(db, r)),
+    items: collector.page.items.map((r) => globalEvent(db, r)),
     next_cursor: next === null ? null : eventCursor(next, 'next'),
     prev_cursor: newer === null ? null : eventCursor(newer, 'prev'),
   };

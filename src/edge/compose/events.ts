@@ -146,17 +146,16 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
   const match = (s: StoredEvent): boolean => candidate(s) && (plan.seat === undefined || s.s.includes(plan.seat)) && (plan.host === undefined || s.h.includes(plan.host));
   /** Before the window starts, entries without a wanted type hold no candidate: not read. */
   const noCandidate = (e: IndexEntry): boolean => types !== null && !collector.inWindow && [...types].every((t) => (e.counts?.type?.[t] ?? 0) === 0);
-  /** Offers a walk's items to the collector while they lie inside the window and it takes more. */
-  const collect = async (items: AsyncGenerator<{ key: SortKey; item: unknown }>, inWindow: (k: SortKey) => boolean): Promise<void> => {
+  /** Offers a walk's items to the collector while they lie inside [since, until] and it takes more. */
+  const collect = async (items: AsyncGenerator<{ key: SortKey; item: unknown }>, inRange: (k: SortKey) => boolean): Promise<void> => {
     for await (const { key, item } of items) {
-      if (!inWindow(key)) break;
+      if (!inRange(key)) break;
       const s = item as StoredEvent;
       if (!collector.offer(s, key, candidate(s), match(s))) break;
     }
   };
   const opened = await openList(ctx, 'events.list', plan.partition);
-  let next: SortKey | null = null;
-  let newer: SortKey | null = null;
+  let olderFollows = false;
   if (opened !== null) {
     const list = opened.list;
     const from = (prev ?? cursor)?.key;
@@ -167,8 +166,6 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
         skip: (e) => !inSince(e.first) || noCandidate(e),
       });
       await collect(items, inSince);
-      next = collector.continuation;
-      newer = collector.page.keys[0] ?? null;
     } else {
       const items = list.scanBackward({
         // Items newer than the watermark and at or after since, the nearest first.
@@ -176,15 +173,12 @@ const composeEvents: ComposeFn = async (params, ctx): Promise<ApiResult> => {
         skip: (e) => !inUntil(e.last) || noCandidate(e),
       });
       await collect(items, inUntil);
-      newer = collector.continuation;
-      const keys = collector.page.keys;
-      const oldest = keys[keys.length - 1];
-      if (oldest !== undefined) {
-        const after = await list.keyAfter(oldest);
-        next = after !== null && inSince(after) ? oldest : null;
-      }
+      const oldest = collector.oldestKey;
+      const after = oldest === null ? null : await list.keyAfter(oldest);
+      olderFollows = after !== null && inSince(after);
     }
   }
+  const { next, prev: newer } = collector.cursorKeys(olderFollows);
   const out: Record<string, unknown> = {
     items: collector.page.items.map((s) => s.e),
     next_cursor: next === null ? null : eventCursor(next, 'next'),
