@@ -16,6 +16,7 @@ import { createGunzip } from 'node:zlib';
 import type { Agent } from 'undici';
 import { MAX_LINE_BYTES, MAX_REJECT_RAW_CHARS } from './chunk.js';
 import { FeedIndex, formatIssues } from './schema.js';
+import { retrying } from '../util/retry.js';
 
 export interface HttpOptions {
   timeout_ms: number;
@@ -189,33 +190,20 @@ class HttpSource implements FeedSource {
   }
 }
 
-/** Backoff before retry `attempt + 1`: base, 2×base, 4×base, ... with ±25% jitter. */
-export function retryDelay(http: HttpOptions, attempt: number): number {
-  return http.retry_base_ms * 2 ** attempt * (0.75 + Math.random() * 0.5);
-}
+export { retryDelay } from '../util/retry.js';
 
 /** Retries `fn` on transient errors with exponential backoff and jitter: base, 2×base, 4×base, ... */
-export async function withRetries<T>(
+export function withRetries<T>(
   what: string,
   http: HttpOptions,
   fn: (attempt: number) => Promise<T>,
   onRetry?: (attempt: number, error: unknown, delayMs: number) => void,
 ): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn(attempt);
-    } catch (e) {
-      if (!isTransient(e) || attempt >= http.retries) {
-        if (isTransient(e) && http.retries > 0) {
-          throw new SourceError(`${what}: still failing after ${attempt + 1} attempts: ${(e as Error).message}`);
-        }
-        throw e;
-      }
-      const delay = retryDelay(http, attempt);
-      onRetry?.(attempt + 1, e, delay);
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
+  return retrying(http, isTransient, fn, {
+    ...(onRetry ? { onRetry } : {}),
+    // With retries configured, say that they were spent; with none, the error is the first failure's.
+    giveUp: (e, attempts) => (http.retries > 0 ? new SourceError(`${what}: still failing after ${attempts} attempts: ${(e as Error).message}`) : (e as Error)),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
