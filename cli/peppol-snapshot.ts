@@ -6,8 +6,18 @@ import { writeFeedDocs } from '../src/feeds/docs.js';
 import { parseDemoOptions, parseNow, runDemo } from '../src/demo/index.js';
 import { runBuild } from '../src/render/build.js';
 import { verifySnapshot } from '../src/render/verify.js';
+import { formatPublishSummary, ManifestError, PublishError, runPublish } from '../src/publish/index.js';
+import { formatRunSummary, runCycle } from '../src/publish/run.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_SOURCES_FAILED, EXIT_USAGE, UsageError } from '../src/util/errors.js';
+import { LockedError, withLocks, type Lock } from '../src/util/lock.js';
 import { createProgress } from '../src/util/progress.js';
+
+const stderr = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Says when a lock is taken over from a process that died holding it. */
+function reportTakeover(locks: Lock[]): void {
+  for (const l of locks) if (l.tookOver) stderr(`peppol-snapshot: took over ${l.file} from ${l.tookOver.command} (pid ${l.tookOver.pid} on ${l.tookOver.host}, since ${l.tookOver.started_at}), which ended without releasing it`);
+}
 
 const program = new Command();
 program
@@ -26,13 +36,17 @@ program
   .option('--json', 'print one JSON summary line on stdout')
   .action(async (opts: { config: string; db?: string; source?: string[]; json?: boolean }) => {
     const config = loadConfig(opts.config);
-    const summary = await runIngest({
-      dbPath: opts.db ?? config.database,
-      sources: opts.source ? opts.source.map((url) => ({ name: url, url })) : config.sources,
-      http: config.ingest,
-      workers: config.ingest.workers,
-      progress: createProgress(),
-      log: (line) => process.stderr.write(`${line}\n`),
+    const dbPath = opts.db ?? config.database;
+    const summary = await withLocks([dbPath], 'peppol-snapshot ingest', (locks) => {
+      reportTakeover(locks);
+      return runIngest({
+        dbPath,
+        sources: opts.source ? opts.source.map((url) => ({ name: url, url })) : config.sources,
+        http: config.ingest,
+        workers: config.ingest.workers,
+        progress: createProgress(),
+        log: stderr,
+      });
     });
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else process.stderr.write(`${formatIngestSummary(summary)}\n`);
@@ -47,17 +61,55 @@ program
   .option('--out <dir>', 'snapshot directory (default: out from the config)')
   .option('--now <iso>', 'pin the snapshot clock (same database and --now give byte-identical output)')
   .option('--json', 'print one JSON summary line on stdout')
-  .action((opts: { config: string; db?: string; out?: string; now?: string; json?: boolean }) => {
+  .action(async (opts: { config: string; db?: string; out?: string; now?: string; json?: boolean }) => {
     const config = loadConfig(opts.config);
     const nowMs = opts.now === undefined ? Date.now() : parseNow(opts.now);
     const progress = createProgress();
-    const summary = runBuild({ config, dbPath: opts.db ?? config.database, outDir: opts.out ?? config.out, nowMs, progress: (m) => progress.update(m) });
-    progress.done();
+    const dbPath = opts.db ?? config.database;
+    const outDir = opts.out ?? config.out;
+    const summary = await withLocks([dbPath, outDir], 'peppol-snapshot build', (locks) => {
+      reportTakeover(locks);
+      return runBuild({ config, dbPath, outDir, nowMs, progress: (m) => progress.update(m) });
+    }).finally(() => progress.done());
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else {
       process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; generated_at ${summary.generated_at}\n`);
       if (summary.missing_routes.length > 0) process.stderr.write(`build: routes without a renderer: ${summary.missing_routes.join(', ')}\n`);
     }
+  });
+
+program
+  .command('publish')
+  .description('upload what changed in the snapshot to the target of the config (a directory or an S3-compatible bucket)')
+  .option('--config <file>', 'configuration file', 'publish.config.json')
+  .option('--out <dir>', 'snapshot directory (default: out from the config)')
+  .option('--dry-run', 'print the plan (objects and bytes to upload and to delete, by cache class); change nothing')
+  .option('--json', 'print one JSON summary line on stdout')
+  .action(async (opts: { config: string; out?: string; dryRun?: boolean; json?: boolean }) => {
+    const config = loadConfig(opts.config);
+    const outDir = opts.out ?? config.out;
+    const progress = createProgress();
+    const summary = await withLocks([outDir], 'peppol-snapshot publish', (locks) => {
+      reportTakeover(locks);
+      return runPublish({ config, outDir, dryRun: opts.dryRun ?? false, progress: (m) => progress.update(m), log: stderr });
+    }).finally(() => progress.done());
+    if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else stderr(formatPublishSummary(summary));
+  });
+
+program
+  .command('run')
+  .description('ingest, build and publish in one go: the command for cron (one at a time, under a lock)')
+  .option('--config <file>', 'configuration file', 'publish.config.json')
+  .option('--now <iso>', 'pin the snapshot clock (default: now)')
+  .option('--json', 'print one JSON summary line on stdout')
+  .action(async (opts: { config: string; now?: string; json?: boolean }) => {
+    const config = loadConfig(opts.config);
+    const nowMs = opts.now === undefined ? undefined : parseNow(opts.now);
+    const summary = await runCycle({ config, ...(nowMs !== undefined ? { nowMs } : {}), progress: createProgress(), log: stderr });
+    if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else stderr(formatRunSummary(summary));
+    process.exitCode = summary.exit_code;
   });
 
 program
@@ -128,6 +180,16 @@ async function main(argv: string[]): Promise<void> {
     if (e instanceof CommanderError) {
       // help and version end with code 0; every other commander error is a usage error.
       process.exitCode = e.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+      return;
+    }
+    if (e instanceof LockedError) {
+      process.stderr.write(`peppol-snapshot: ${e.message}\n`);
+      process.exitCode = e.exitCode;
+      return;
+    }
+    if (e instanceof ManifestError || e instanceof PublishError) {
+      process.stderr.write(`peppol-snapshot: ${e.message}\n`);
+      process.exitCode = EXIT_FAILURE;
       return;
     }
     if (e instanceof UsageError) {

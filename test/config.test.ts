@@ -65,6 +65,8 @@ describe('defaults', () => {
         target: { type: 'directory', path: path.join(dir, 'publish') },
         concurrency: 8,
         retries: 4,
+        retry_base_ms: 250,
+        timeout_ms: 30000,
         retention_hours: 48,
       },
       edge: {
@@ -206,7 +208,7 @@ describe('problems', () => {
     ]);
     expect(problems({ publish: { target: { type: 's3', bucket: 'peppol', regoin: 'eu-west-1', path: 'x' } } })).toEqual([
       'publish.target.regoin: unknown key (did you mean "region"?)',
-      'publish.target.path: unknown key (known keys: type, bucket, prefix, region, endpoint, force_path_style)',
+      'publish.target.path: unknown key (known keys: type, bucket, prefix, region, endpoint, force_path_style, checksums)',
     ]);
   });
 
@@ -331,9 +333,10 @@ describe('publish target', () => {
       region: 'us-east-1',
       endpoint: 'http://127.0.0.1:9000',
       force_path_style: true,
+      checksums: 'when_supported',
     });
-    const aws = parseConfig({ publish: { target: { type: 's3', bucket: 'b.example' } } }, '/srv').publish.target;
-    expect(aws).toEqual({ type: 's3', bucket: 'b.example', prefix: '', region: 'us-east-1', force_path_style: false });
+    const aws = parseConfig({ publish: { target: { type: 's3', bucket: 'b.example', checksums: 'when_required' } } }, '/srv').publish.target;
+    expect(aws).toEqual({ type: 's3', bucket: 'b.example', prefix: '', region: 'us-east-1', force_path_style: false, checksums: 'when_required' });
   });
 
   it('reports s3 problems', () => {

@@ -56,6 +56,8 @@ export interface S3Target {
   /** Endpoint of an S3-compatible server; absent for AWS S3. */
   endpoint?: string;
   force_path_style: boolean;
+  /** when_required: only the checksums a request needs (for stores that reject the SDK's default ones). */
+  checksums: 'when_supported' | 'when_required';
 }
 
 export type PublishTarget = DirectoryTarget | S3Target;
@@ -64,6 +66,8 @@ export interface PublishConfig {
   target: PublishTarget;
   concurrency: number;
   retries: number;
+  retry_base_ms: number;
+  timeout_ms: number;
   retention_hours: number;
 }
 
@@ -430,6 +434,7 @@ function build(parsed: ParsedConfig, baseDir: string, configPath: string | null)
           region: parsed.publish.target.region,
           ...(parsed.publish.target.endpoint !== undefined ? { endpoint: parsed.publish.target.endpoint } : {}),
           force_path_style: parsed.publish.target.force_path_style,
+          checksums: parsed.publish.target.checksums,
         };
   const rl = parsed.edge.rate_limit;
   return {
@@ -445,6 +450,8 @@ function build(parsed: ParsedConfig, baseDir: string, configPath: string | null)
       target,
       concurrency: parsed.publish.concurrency,
       retries: parsed.publish.retries,
+      retry_base_ms: parsed.publish.retry_base_ms,
+      timeout_ms: parsed.publish.timeout_ms,
       retention_hours: parsed.publish.retention_hours,
     },
     edge: {

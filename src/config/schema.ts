@@ -153,6 +153,12 @@ const s3Target = z
         .optional()
         .describe('Endpoint of an S3-compatible server (MinIO, R2, Ceph ...); omit for AWS S3.'),
       force_path_style: bool().default(false).describe('Address the bucket in the path instead of the host name (MinIO and most self-hosted servers need true).'),
+      checksums: z
+        .enum(['when_supported', 'when_required'], expect('"when_supported" or "when_required"'))
+        .default('when_supported')
+        .describe(
+          'When the SDK adds and checks request/response checksums: "when_supported" (the SDK default: every upload), or "when_required" for stores that reject the newer checksum headers (older MinIO, Ceph, s3rver ...).',
+        ),
     },
     expect('an object'),
   )
@@ -169,7 +175,11 @@ const publish = z
         .prefault({ type: 'directory' })
         .describe('Where the snapshot is published: a directory or an S3-compatible bucket.'),
       concurrency: int(1, 64).default(8).describe('Uploads in flight at once.'),
-      retries: int(0, 10).default(4).describe('Retries of a failed upload or delete.'),
+      retries: int(0, 10).default(4).describe('Retries of a request that failed transiently (5xx, throttling, timeout, connection error).'),
+      retry_base_ms: int(0, 60_000)
+        .default(250)
+        .describe('First backoff delay before a retry, in milliseconds; it doubles with every retry (with +/-25% jitter).'),
+      timeout_ms: int(1, 600_000).default(30_000).describe('Timeout of one request to the target, in milliseconds.'),
       retention_hours: int(0, 8760)
         .default(48)
         .describe('Objects no longer referenced by the manifest are deleted only after this many hours (cursor and cache lifetime).'),

@@ -1,10 +1,12 @@
 // Errors that carry the process exit code the CLI should end with (DESIGN §3):
-// 0 success, 1 failure, 2 usage error, 3 finished with some sources failed.
+// 0 success, 1 failure, 2 usage error, 3 finished with some sources failed, 4 another process holds
+// the lock of the database or the snapshot directory (nothing was done; try again later).
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_SOURCES_FAILED = 3;
+export const EXIT_LOCKED = 4;
 
 export class UsageError extends Error {
   readonly exitCode = EXIT_USAGE;

@@ -1,0 +1,387 @@
+// `peppol-snapshot publish`: uploads a built snapshot to its target (DESIGN §6, docs/publish.md).
+//
+// 1. Read the target's manifest.json and .publish/state.json (never a ListObjects walk); finish the
+//    bookkeeping of a publish that was cut off (src/publish/ledger.ts).
+// 2. Diff the local manifest against the target's: shards both hold are skipped whole, the entries of
+//    the others are merged in path order. New or changed objects are uploaded, objects the new
+//    manifest no longer lists are retired.
+// 3. Record the plan (a ledger, named in state.pending), then upload: content-addressed objects
+//    first, then mutable files, then meta files, then manifest.json last. At no moment does the
+//    target's manifest or any index name an object that is not there: an index is written only after
+//    the chunks it names, the manifest only after every file it lists.
+// 4. The publish is committed; delete what is doomed and due (mutable objects at once, content-
+//    addressed ones after publish.retention_hours).
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pLimit from 'p-limit';
+import type { Config } from '../config/index.js';
+import { CACHE_CONTROL } from '../edge/handler.js';
+import type { ManifestShard } from '../render/manifest.js';
+import type { CacheClass } from '../render/sink.js';
+import {
+  applyRetention,
+  commitTime,
+  newLedgerPath,
+  readLedger,
+  readState,
+  writeLedger,
+  writeState,
+  type LedgerLine,
+  type LedgerRef,
+  type PublishState,
+} from './ledger.js';
+import {
+  lookupEntries,
+  MANIFEST_PATH,
+  parseManifest,
+  parseShard,
+  readLocalManifest,
+  readLocalShard,
+  sha256Hex,
+  shardEntries,
+  SHARD_CONTENT_TYPE,
+  ManifestError,
+  type Entry,
+} from './manifest.js';
+import { openTarget, type PublishTarget, type PutBody } from './target.js';
+
+export { ManifestError } from './manifest.js';
+
+export interface PublishOptions {
+  config: Config;
+  /** The built snapshot (default: config.out). */
+  outDir?: string;
+  /** Compute and report the plan; write and delete nothing. */
+  dryRun?: boolean;
+  /** The target (default: from config.publish.target); tests pass their own. */
+  target?: PublishTarget;
+  /** Wall clock in ms (retention); tests pin it. */
+  now?: () => number;
+  progress?: (message: string) => void;
+  log?: (line: string) => void;
+}
+
+export interface ClassCount {
+  objects: number;
+  bytes: number;
+}
+
+export interface PublishSummary {
+  target: string;
+  dry_run: boolean;
+  generated_at: string;
+  /** generated_at of the snapshot the target held before (null: it held none). */
+  previous_generated_at: string | null;
+  /** A publish cut off earlier: found committed, or aborted (its in-place changes uploaded again). */
+  recovered: 'committed' | 'aborted' | null;
+  files: number;
+  /** Objects uploaded (dry run: to upload), manifest.json and its shards included. */
+  uploaded: ClassCount & Record<CacheClass, ClassCount>;
+  /** Objects of the old manifest that the new one no longer lists. */
+  retired: number;
+  /** Objects deleted (dry run: to delete) by cache class. */
+  deleted: Record<CacheClass, number>;
+  /** Retired immutable objects kept until their retention ends. */
+  waiting: number;
+  requests: number;
+  retries: number;
+  seconds: number;
+}
+
+/** Files at least this large are streamed from disk instead of read into memory. */
+const STREAM_ABOVE_BYTES = 16 * 1024 * 1024;
+/** Plan rows uploaded per page (each page runs with publish.concurrency uploads in flight). */
+const UPLOAD_PAGE = 2000;
+const UPLOAD_ORDER: readonly CacheClass[] = ['immutable', 'mutable', 'meta'];
+
+interface PlanRow {
+  path: string;
+  op: 'put' | 'retire';
+  why: 'new' | 'changed' | 'forced' | 'gone';
+  class: CacheClass;
+  sha256: string | null;
+  bytes: number | null;
+  content_type: string | null;
+  content_encoding: string | null;
+}
+
+export class PublishError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PublishError';
+  }
+}
+
+const zeroClasses = (): Record<CacheClass, number> => ({ immutable: 0, mutable: 0, meta: 0 });
+
+export async function runPublish(opts: PublishOptions): Promise<PublishSummary> {
+  const t0 = performance.now();
+  const { config } = opts;
+  const outDir = path.resolve(opts.outDir ?? config.out);
+  const now = opts.now ?? Date.now;
+  const progress = opts.progress ?? (() => {});
+  const log = opts.log ?? (() => {});
+  const dryRun = opts.dryRun ?? false;
+  const local = readLocalManifest(outDir);
+  const p = config.publish;
+  const target =
+    opts.target ??
+    openTarget(p.target, {
+      retries: p.retries,
+      retry_base_ms: p.retry_base_ms,
+      timeout_ms: p.timeout_ms,
+      onRetry: (what, attempt, e, delay) => log(`publish: ${what}: ${(e as Error).message}; retry ${attempt} in ${Math.round(delay)} ms`),
+    });
+  const plan = new Database(''); // anonymous, on disk: a first publish plans millions of objects
+  try {
+    plan.exec(`CREATE TABLE plan (path TEXT PRIMARY KEY, op TEXT NOT NULL, why TEXT NOT NULL, class TEXT NOT NULL,
+      sha256 TEXT, bytes INTEGER, content_type TEXT, content_encoding TEXT) WITHOUT ROWID`);
+    plan.exec('CREATE INDEX plan_op ON plan (op, class, path)');
+
+    // 1. What the target holds, and what an earlier run left unfinished.
+    progress('publish: reading the target manifest');
+    const remoteBody = await target.get(MANIFEST_PATH);
+    const remote = remoteBody ? parseManifest(remoteBody, `${target.name}${MANIFEST_PATH}`) : null;
+    const state = await readState(target);
+    let stateChanged = false;
+    let recovered: PublishSummary['recovered'] = null;
+    let forced: string[] = [];
+    if (state.pending) {
+      const pending = state.pending;
+      const committed = remote !== null && remote.sha256 === pending.manifest_sha256;
+      const lines = await readLedger(target, pending.ledger);
+      // Without its ledger, the publish was cut off before its first upload: it changed nothing.
+      if (lines) {
+        state.ledgers.push({ path: pending.ledger, committed_at: commitTime(state, now()), outcome: committed ? 'committed' : 'aborted', ...ledgerCounts(lines, committed), mutable_done: false });
+        // Its in-place overwrites may have reached the target: upload those paths again.
+        if (!committed) forced = lines.filter((l) => l.op === 'changed').map((l) => l.path).sort();
+      }
+      log(`publish: an earlier publish (of ${pending.generated_at}, started ${pending.started_at}) was cut off ${committed ? 'after' : 'before'} its manifest; ${committed ? 'recorded it' : 'its changes are redone'}`);
+      state.pending = null;
+      stateChanged = true;
+      recovered = committed ? 'committed' : 'aborted';
+    }
+
+    // 2. The diff.
+    progress('publish: comparing manifests');
+    const insert = plan.prepare('INSERT OR REPLACE INTO plan VALUES (@path, @op, @why, @class, @sha256, @bytes, @content_type, @content_encoding)');
+    const put = (e: Entry, why: PlanRow['why']) =>
+      insert.run({ path: e.path, op: 'put', why, class: e.cache_class, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, content_encoding: e.content_encoding ?? null });
+    const retire = (pathName: string, cls: CacheClass) => insert.run({ path: pathName, op: 'retire', why: 'gone', class: cls, sha256: null, bytes: null, content_type: null, content_encoding: null });
+    const remoteShards = remote?.manifest.shards ?? [];
+    const remoteShardSet = new Set(remoteShards.map((s) => s.path));
+    const localShardSet = new Set(local.manifest.shards.map((s) => s.path));
+    const loadLocal = async (s: ManifestShard) => readLocalShard(outDir, s);
+    const loadRemote = async (s: ManifestShard) => {
+      const body = await target.get(s.path);
+      if (!body) throw new ManifestError(`${target.name}${s.path}: a shard of the target's manifest is missing`);
+      return parseShard(body, s, `${target.name}${s.path}`);
+    };
+    const ahead = Math.max(2, p.concurrency);
+    const mine = shardEntries(local.manifest.shards.filter((s) => !remoteShardSet.has(s.path)), loadLocal, 2);
+    const theirs = shardEntries(remoteShards.filter((s) => !localShardSet.has(s.path)), loadRemote, ahead);
+    let a = await mine.next();
+    let b = await theirs.next();
+    let batch = 0;
+    plan.exec('BEGIN');
+    while (!a.done || !b.done) {
+      if (b.done || (!a.done && a.value.path < b.value.path)) {
+        put(a.value, 'new');
+        a = await mine.next();
+      } else if (a.done || b.value.path < a.value.path) {
+        retire(b.value.path, b.value.cache_class);
+        b = await theirs.next();
+      } else {
+        const x = a.value;
+        const y = b.value;
+        if (x.sha256 !== y.sha256 || x.content_type !== y.content_type || x.cache_class !== y.cache_class || (x.content_encoding ?? null) !== (y.content_encoding ?? null)) put(x, 'changed');
+        a = await mine.next();
+        b = await theirs.next();
+      }
+      if (++batch % 50_000 === 0) progress(`publish: comparing manifests (${batch.toLocaleString('en')} entries)`);
+    }
+    for (const s of local.manifest.shards) {
+      if (remoteShardSet.has(s.path)) continue;
+      const bytes = fs.statSync(path.join(outDir, s.path)).size;
+      insert.run({ path: s.path, op: 'put', why: 'new', class: 'immutable', sha256: s.sha256, bytes, content_type: SHARD_CONTENT_TYPE, content_encoding: null });
+    }
+    for (const s of remoteShards) if (!localShardSet.has(s.path)) retire(s.path, 'immutable');
+    const planned = plan.prepare('SELECT 1 FROM plan WHERE path = ?');
+    if (forced.length > 0) {
+      for (const e of (await lookupEntries(local.manifest.shards, forced, loadLocal)).values()) if (!planned.get(e.path)) put(e, 'forced');
+    }
+    plan.exec('COMMIT');
+
+    const count = (sql: string, ...args: unknown[]) => plan.prepare(sql).get(...args) as { n: number; bytes: number | null };
+    const uploaded = { objects: 0, bytes: 0, immutable: { objects: 0, bytes: 0 }, mutable: { objects: 0, bytes: 0 }, meta: { objects: 0, bytes: 0 } };
+    for (const cls of UPLOAD_ORDER) {
+      const c = count("SELECT count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'put' AND class = ?", cls);
+      uploaded[cls] = { objects: c.n, bytes: c.bytes ?? 0 };
+    }
+    const manifestChanged = remote === null || remote.sha256 !== local.sha256 || forced.length > 0;
+    if (manifestChanged) {
+      uploaded.meta.objects++;
+      uploaded.meta.bytes += local.body.length;
+    }
+    for (const cls of UPLOAD_ORDER) {
+      uploaded.objects += uploaded[cls].objects;
+      uploaded.bytes += uploaded[cls].bytes;
+    }
+    const retired = count("SELECT count(*) AS n FROM plan WHERE op = 'retire'").n;
+    const summary: PublishSummary = {
+      target: target.name,
+      dry_run: dryRun,
+      generated_at: local.manifest.generated_at,
+      previous_generated_at: remote?.manifest.generated_at ?? null,
+      recovered,
+      files: local.manifest.files,
+      uploaded,
+      retired,
+      deleted: zeroClasses(),
+      waiting: 0,
+      requests: 0,
+      retries: 0,
+      seconds: 0,
+    };
+    const retentionMs = p.retention_hours * 3_600_000;
+
+    if (dryRun) {
+      // What this run would doom, and what the recorded ledgers would delete now.
+      const dooms = plan.prepare("SELECT class, count(*) AS n FROM plan WHERE op = 'retire' GROUP BY class").all() as { class: CacheClass; n: number }[];
+      const r = await applyRetention(target, state, now(), retentionMs, true);
+      summary.deleted = r.deleted;
+      summary.waiting = r.waiting;
+      for (const d of dooms) {
+        if (d.class !== 'immutable' || retentionMs === 0) summary.deleted[d.class] += d.n;
+        else summary.waiting += d.n;
+      }
+      return finish(summary, target, t0);
+    }
+
+    if (manifestChanged) {
+      // 3. Record the plan, then upload in dependency order, the manifest last.
+      progress('publish: recording the plan');
+      const ledger = newLedgerPath(now());
+      state.pending = { ledger, manifest_sha256: local.sha256, generated_at: local.manifest.generated_at, started_at: new Date(now()).toISOString() };
+      await writeState(target, state);
+      await writeLedger(target, ledger, planLines(plan));
+      stateChanged = false;
+      const limit = pLimit(p.concurrency);
+      const total = uploaded.objects;
+      let done = 0;
+      let doneBytes = 0;
+      const upload = async (row: PlanRow, body: PutBody) => {
+        await target.put(row.path, body, {
+          contentType: row.content_type ?? 'application/octet-stream',
+          cacheControl: CACHE_CONTROL[row.class],
+          ...(row.content_encoding ? { contentEncoding: row.content_encoding } : {}),
+        });
+        done++;
+        doneBytes += row.bytes ?? 0;
+        progress(`publish: ${row.class} ${done.toLocaleString('en')}/${total.toLocaleString('en')} objects, ${(doneBytes / 1e6).toFixed(1)} MB`);
+      };
+      for (const cls of UPLOAD_ORDER) {
+        const page = plan.prepare("SELECT * FROM plan WHERE op = 'put' AND class = ? AND path > ? ORDER BY path LIMIT ?");
+        let after = '';
+        for (;;) {
+          const rows = page.all(cls, after, UPLOAD_PAGE) as PlanRow[];
+          if (rows.length === 0) break;
+          await Promise.all(rows.map((row) => limit(async () => upload(row, await localBody(outDir, row)))));
+          after = rows[rows.length - 1]!.path;
+        }
+      }
+      await target.put(MANIFEST_PATH, { bytes: local.body }, { contentType: 'application/json', cacheControl: CACHE_CONTROL.meta });
+      // 4. Committed.
+      state.ledgers.push({ path: ledger, committed_at: commitTime(state, now()), outcome: 'committed', ...planCounts(plan), mutable_done: false });
+      state.pending = null;
+      await writeState(target, state);
+    }
+
+    progress('publish: deleting what is due');
+    const r = await applyRetention(target, state, now(), retentionMs, false);
+    summary.deleted = r.deleted;
+    summary.waiting = r.waiting;
+    if (stateChanged || r.changed) await writeState(target, state);
+    return finish(summary, target, t0);
+  } finally {
+    plan.close();
+    if (!opts.target) await target.close();
+  }
+}
+
+function finish(summary: PublishSummary, target: PublishTarget, t0: number): PublishSummary {
+  summary.requests = target.stats.requests;
+  summary.retries = target.stats.retries;
+  summary.seconds = Math.round(performance.now() - t0) / 1000;
+  return summary;
+}
+
+/** Counts of a ledger's lines for its state entry. */
+function ledgerCounts(lines: readonly LedgerLine[], committed: boolean): Pick<LedgerRef, 'added' | 'changed' | 'retired' | 'doomed_immutable'> {
+  const c = { added: 0, changed: 0, retired: 0, doomed_immutable: 0 };
+  const doomed = committed ? 'retired' : 'added';
+  for (const l of lines) {
+    c[l.op]++;
+    if (l.op === doomed && l.class === 'immutable') c.doomed_immutable++;
+  }
+  return c;
+}
+
+function planCounts(plan: Database.Database): Pick<LedgerRef, 'added' | 'changed' | 'retired' | 'doomed_immutable'> {
+  const n = (sql: string) => (plan.prepare(sql).get() as { n: number }).n;
+  return {
+    added: n("SELECT count(*) AS n FROM plan WHERE op = 'put' AND why = 'new'"),
+    changed: n("SELECT count(*) AS n FROM plan WHERE op = 'put' AND why <> 'new'"),
+    retired: n("SELECT count(*) AS n FROM plan WHERE op = 'retire'"),
+    doomed_immutable: n("SELECT count(*) AS n FROM plan WHERE op = 'retire' AND class = 'immutable'"),
+  };
+}
+
+function* planLines(plan: Database.Database): Generator<LedgerLine> {
+  for (const row of plan.prepare('SELECT path, op, why, class FROM plan ORDER BY path').iterate() as Iterable<Pick<PlanRow, 'path' | 'op' | 'why' | 'class'>>) {
+    yield { op: row.op === 'retire' ? 'retired' : row.why === 'new' ? 'added' : 'changed', path: row.path, class: row.class };
+  }
+}
+
+/** A planned file's body, checked against its manifest entry (a snapshot changed under us is refused). */
+async function localBody(outDir: string, row: PlanRow): Promise<PutBody> {
+  const file = path.join(outDir, row.path);
+  const expected = row.bytes ?? -1;
+  if (expected >= STREAM_ABOVE_BYTES) {
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const c of fs.createReadStream(file) as AsyncIterable<Buffer>) {
+      size += c.length;
+      hash.update(c);
+    }
+    if (size !== expected || hash.digest('hex') !== row.sha256) throw changedUnderUs(file);
+    return { file, size };
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await fs.promises.readFile(file));
+  } catch {
+    throw changedUnderUs(file);
+  }
+  if (bytes.length !== expected || sha256Hex(bytes) !== row.sha256) throw changedUnderUs(file);
+  return { bytes };
+}
+
+function changedUnderUs(file: string): PublishError {
+  return new PublishError(`${file} is missing or differs from its manifest entry: the snapshot changed since it was built; run build again (nothing was committed)`);
+}
+
+/** One line for a terminal. */
+export function formatPublishSummary(s: PublishSummary): string {
+  const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
+  const verb = s.dry_run ? 'would upload' : 'uploaded';
+  const del = s.deleted.immutable + s.deleted.mutable + s.deleted.meta;
+  return (
+    `publish ${s.target}: ${verb} ${s.uploaded.objects} of ${s.files} files' objects (${mb(s.uploaded.bytes)}: ` +
+    `immutable ${s.uploaded.immutable.objects}, mutable ${s.uploaded.mutable.objects}, meta ${s.uploaded.meta.objects}); ` +
+    `${s.retired} retired, ${s.dry_run ? 'would delete' : 'deleted'} ${del} (mutable ${s.deleted.mutable + s.deleted.meta}, immutable ${s.deleted.immutable}), ` +
+    `${s.waiting} waiting for retention; ${s.requests} requests, ${s.retries} retries, ${s.seconds} s`
+  );
+}
