@@ -79,6 +79,8 @@ export interface PublishSummary {
   files: number;
   /** Objects uploaded (dry run: to upload), manifest.json and its shards included. */
   uploaded: ClassCount & Record<CacheClass, ClassCount>;
+  /** Planned objects a cut-off publish of the same snapshot had already written (not uploaded again). */
+  resumed: number;
   /** Objects of the old manifest that the new one no longer lists. */
   retired: number;
   /** Objects deleted (dry run: to delete) by cache class. */
@@ -148,6 +150,8 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
     let stateChanged = false;
     let recovered: PublishSummary['recovered'] = null;
     let forced: string[] = [];
+    /** Where a cut-off publish of this very snapshot stopped (its plan is this run's plan). */
+    let resume: { class: CacheClass; after: string } | null = null;
     if (state.pending) {
       const pending = state.pending;
       const committed = remote !== null && remote.sha256 === pending.manifest_sha256;
@@ -157,6 +161,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
         state.ledgers.push({ path: pending.ledger, committed_at: commitTime(state, now()), outcome: committed ? 'committed' : 'aborted', ...ledgerCounts(lines, committed), mutable_done: false });
         // Its in-place overwrites may have reached the target: upload those paths again.
         if (!committed) forced = lines.filter((l) => l.op === 'changed').map((l) => l.path).sort();
+        if (!committed && pending.manifest_sha256 === local.sha256 && pending.done) resume = pending.done;
       }
       log(`publish: an earlier publish (of ${pending.generated_at}, started ${pending.started_at}) was cut off ${committed ? 'after' : 'before'} its manifest; ${committed ? 'recorded it' : 'its changes are redone'}`);
       state.pending = null;
@@ -216,9 +221,17 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
 
     const count = (sql: string, ...args: unknown[]) => plan.prepare(sql).get(...args) as { n: number; bytes: number | null };
     const uploaded = { objects: 0, bytes: 0, immutable: { objects: 0, bytes: 0 }, mutable: { objects: 0, bytes: 0 }, meta: { objects: 0, bytes: 0 } };
+    let resumed = 0;
     for (const cls of UPLOAD_ORDER) {
       const c = count("SELECT count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'put' AND class = ?", cls);
       uploaded[cls] = { objects: c.n, bytes: c.bytes ?? 0 };
+      if (!resume) continue;
+      // What the cut-off run of this snapshot already wrote is not uploaded again.
+      const before = UPLOAD_ORDER.indexOf(cls) < UPLOAD_ORDER.indexOf(resume.class);
+      if (!before && cls !== resume.class) continue;
+      const r = before ? c : count("SELECT count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'put' AND class = ? AND path <= ?", cls, resume.after);
+      uploaded[cls] = { objects: c.n - r.n, bytes: (c.bytes ?? 0) - (r.bytes ?? 0) };
+      resumed += r.n;
     }
     const manifestChanged = remote === null || remote.sha256 !== local.sha256 || forced.length > 0;
     if (manifestChanged) {
@@ -238,6 +251,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       recovered,
       files: local.manifest.files,
       uploaded,
+      resumed,
       retired,
       deleted: zeroClasses(),
       waiting: 0,
@@ -272,6 +286,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       const total = uploaded.objects;
       let done = 0;
       let doneBytes = 0;
+      const pending = state.pending;
       const upload = async (row: PlanRow, body: PutBody) => {
         await target.put(row.path, body, {
           contentType: row.content_type ?? 'application/octet-stream',
@@ -283,13 +298,20 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
         progress(`publish: ${row.class} ${done.toLocaleString('en')}/${total.toLocaleString('en')} objects, ${(doneBytes / 1e6).toFixed(1)} MB`);
       };
       for (const cls of UPLOAD_ORDER) {
-        const page = plan.prepare("SELECT * FROM plan WHERE op = 'put' AND class = ? AND path > ? ORDER BY path LIMIT ?");
         let after = '';
+        if (resume) {
+          if (UPLOAD_ORDER.indexOf(cls) < UPLOAD_ORDER.indexOf(resume.class)) continue; // written by the run cut off
+          if (cls === resume.class) after = resume.after;
+        }
+        const page = plan.prepare("SELECT * FROM plan WHERE op = 'put' AND class = ? AND path > ? ORDER BY path LIMIT ?");
         for (;;) {
           const rows = page.all(cls, after, UPLOAD_PAGE) as PlanRow[];
           if (rows.length === 0) break;
           await Promise.all(rows.map((row) => limit(async () => upload(row, await localBody(outDir, row)))));
           after = rows[rows.length - 1]!.path;
+          // A page is whole: a rerun of this snapshot may start after it.
+          pending.done = { class: cls, after };
+          await writeState(target, state);
         }
       }
       await target.put(MANIFEST_PATH, { bytes: local.body }, { contentType: 'application/json', cacheControl: CACHE_CONTROL.meta });

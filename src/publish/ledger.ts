@@ -59,6 +59,11 @@ export interface PendingPublish {
   manifest_sha256: string;
   generated_at: string;
   started_at: string;
+  /**
+   * How far the uploads got: every planned object of an earlier class, and of this class up to and
+   * including `after` (path order), is written. A rerun of the same snapshot resumes from there.
+   */
+  done?: { class: CacheClass; after: string };
 }
 
 export interface PublishState {
