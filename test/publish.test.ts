@@ -113,7 +113,8 @@ describe('publish to a directory: random versions, cut-off runs and retention', 
         let replayed = 0;
         let clock = Date.parse('2026-11-01T00:00:00Z');
         const target = () => new RecordingTarget(new DirectoryTarget(pub), ops);
-        const publish = (t: RecordingTarget) => runPublish({ config, outDir: out, target: t, now: () => clock });
+        // Progress is recorded every 16 uploads, so a cut-off run stops between records too.
+        const publish = (t: RecordingTarget) => runPublish({ config, outDir: out, target: t, now: () => clock, checkpointEvery: 16 });
         let v = firstVersion(rand);
         let previous: SyntheticVersion | null = null;
         const steps = 3 + Math.floor(rand() * 3);

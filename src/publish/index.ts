@@ -61,6 +61,8 @@ export interface PublishOptions {
   now?: () => number;
   progress?: (message: string) => void;
   log?: (line: string) => void;
+  /** Uploads between two progress records in the state (default UPLOAD_PAGE). */
+  checkpointEvery?: number;
 }
 
 export interface ClassCount {
@@ -305,7 +307,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
         }
         const page = plan.prepare("SELECT * FROM plan WHERE op = 'put' AND class = ? AND path > ? ORDER BY path LIMIT ?");
         for (;;) {
-          const rows = page.all(cls, after, UPLOAD_PAGE) as PlanRow[];
+          const rows = page.all(cls, after, opts.checkpointEvery ?? UPLOAD_PAGE) as PlanRow[];
           if (rows.length === 0) break;
           await Promise.all(rows.map((row) => limit(async () => upload(row, await localBody(outDir, row)))));
           after = rows[rows.length - 1]!.path;
