@@ -399,13 +399,15 @@ function changedUnderUs(file: string): PublishError {
 
 /** One line for a terminal. */
 export function formatPublishSummary(s: PublishSummary): string {
+  const n = (x: number) => x.toLocaleString('en');
   const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
-  const verb = s.dry_run ? 'would upload' : 'uploaded';
+  const u = s.uploaded;
   const del = s.deleted.immutable + s.deleted.mutable + s.deleted.meta;
   return (
-    `publish ${s.target}: ${verb} ${s.uploaded.objects} of ${s.files} files' objects (${mb(s.uploaded.bytes)}: ` +
-    `immutable ${s.uploaded.immutable.objects}, mutable ${s.uploaded.mutable.objects}, meta ${s.uploaded.meta.objects}); ` +
-    `${s.retired} retired, ${s.dry_run ? 'would delete' : 'deleted'} ${del} (mutable ${s.deleted.mutable + s.deleted.meta}, immutable ${s.deleted.immutable}), ` +
-    `${s.waiting} waiting for retention; ${s.requests} requests, ${s.retries} retries, ${s.seconds} s`
+    `publish ${s.target}: ${s.dry_run ? 'would upload' : 'uploaded'} ${n(u.objects)} objects (${mb(u.bytes)}; immutable ${n(u.immutable.objects)}, ` +
+    `mutable ${n(u.mutable.objects)}, meta ${n(u.meta.objects)}) of a snapshot of ${n(s.files)} files` +
+    `${s.resumed > 0 ? ` (${n(s.resumed)} already written by the run that was cut off)` : ''}; ` +
+    `${n(s.retired)} retired; ${s.dry_run ? 'would delete' : 'deleted'} ${n(del)} (immutable ${n(s.deleted.immutable)}, mutable ${n(s.deleted.mutable + s.deleted.meta)}); ` +
+    `${n(s.waiting)} waiting for retention; ${n(s.requests)} requests, ${n(s.retries)} retries, ${s.seconds} s`
   );
 }

@@ -1,6 +1,7 @@
 // A real S3-protocol server for the tests (s3rver on 127.0.0.1), a fault-injecting proxy in front of it,
 // and a record of every write the server carried out, with server-side times, for the checker in
 // test/helpers/publish-checker.ts.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -10,8 +11,16 @@ import type { WriteOp } from './publish-checker.js';
 
 export interface S3Server {
   endpoint: string;
+  /**
+   * Every object under `prefix` (relative key -> md5 hex), read from the server's storage directory.
+   * s3rver cannot list more than 1,000 keys correctly: it pages in the order of its directory walk, not
+   * in key order, and its v2 continuation tokens use DES, which OpenSSL 3 refuses.
+   */
+  objects(bucket: string, prefix: string): Map<string, string>;
   close(): Promise<void>;
 }
+
+const OBJECT_SUFFIX = '._S3rver_object';
 
 /** Credentials s3rver accepts; the tests put them in the environment (the SDK's default chain). */
 export const S3RVER_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
@@ -22,6 +31,22 @@ export async function startS3rver(buckets: string[]): Promise<S3Server> {
   const info = await server.run();
   return {
     endpoint: `http://127.0.0.1:${info.port}`,
+    objects(bucket, prefix) {
+      const out = new Map<string, string>();
+      const base = path.join(dir, bucket);
+      const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+          const abs = path.join(d, e.name);
+          if (e.isDirectory()) walk(abs);
+          else if (e.name.endsWith(OBJECT_SUFFIX)) {
+            const key = path.relative(base, abs).split(path.sep).join('/').slice(0, -OBJECT_SUFFIX.length);
+            if (key.startsWith(prefix)) out.set(key.slice(prefix.length), createHash('md5').update(fs.readFileSync(abs)).digest('hex'));
+          }
+        }
+      };
+      if (fs.existsSync(base)) walk(base);
+      return out;
+    },
     async close() {
       await server.close();
       fs.rmSync(dir, { recursive: true, force: true });

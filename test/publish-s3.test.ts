@@ -1,0 +1,255 @@
+// publish end to end over the S3 protocol: a real S3-compatible server (s3rver) on 127.0.0.1, the CLI
+// as the operator runs it, the small demo snapshot and its 15-minute cycles. A proxy in front of the
+// server injects failures and records every write the server carried out, so a checker can say that
+// at no moment did the bucket's manifest or an index name an object that was not there.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDb } from '../src/db/index.js';
+import type { PublishSummary } from '../src/publish/index.js';
+import { runCli, startCli } from './helpers/cli.js';
+import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { tempDir } from './helpers/feeds.js';
+import { ReferenceChecker } from './helpers/publish-checker.js';
+import { NO_FAULTS, S3RVER_CREDENTIALS, startFaultProxy, startS3rver, type FaultProxy, type S3Server } from './helpers/s3.js';
+import { copyFeedDir, snapshotTempDir } from './helpers/snapshot.js';
+
+const BUCKET = 'snap';
+const MINUTE = 60_000;
+const env = { ...S3RVER_CREDENTIALS };
+
+let s3: S3Server;
+let proxy: FaultProxy;
+let client: S3Client;
+let work: string;
+let feeds: string;
+let out: string;
+let t0: number;
+const checkers = new Map<string, ReferenceChecker>();
+let replayed = 0;
+
+/** A config file publishing `out` to `prefix` of the bucket through the proxy. */
+function configFile(prefix: string, extra: Record<string, unknown> = {}): string {
+  const file = path.join(work, `config-${prefix.replace(/\W/g, '')}.json`);
+  const config = {
+    sources: [{ name: 'demo', url: feeds }],
+    database: path.join(work, 'small.sqlite'),
+    out,
+    ingest: { workers: 1 },
+    publish: {
+      target: { type: 's3', bucket: BUCKET, prefix, endpoint: proxy.endpoint, force_path_style: true, checksums: 'when_required' },
+      concurrency: 8,
+      retries: 8,
+      retry_base_ms: 20,
+      timeout_ms: 1500,
+      retention_hours: 0,
+      ...extra,
+    },
+  };
+  fs.writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+  return file;
+}
+
+async function publish(prefix: string): Promise<PublishSummary> {
+  const r = await runCli(['publish', '--config', configFile(prefix), '--json'], { env });
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as PublishSummary;
+}
+
+/** Replays what the server wrote since the last call into each prefix's checker; no violation allowed. */
+function check(): void {
+  const ops = proxy.ops.slice(replayed);
+  replayed = proxy.ops.length;
+  for (const [prefix, c] of checkers) {
+    c.replay(ops.filter((o) => o.key.startsWith(prefix)));
+    expect(c.violations, prefix).toEqual([]);
+  }
+}
+
+const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
+
+/** Every object a complete publish of `out` leaves: manifest entries, shards, manifest.json, by md5. */
+function snapshotObjects(): Map<string, string> {
+  const m = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { shards: { path: string }[] };
+  const objects = new Map<string, string>([['manifest.json', md5(fs.readFileSync(path.join(out, 'manifest.json')))]]);
+  for (const s of m.shards) {
+    objects.set(s.path, md5(fs.readFileSync(path.join(out, s.path))));
+    for (const line of fs.readFileSync(path.join(out, s.path), 'utf8').split('\n')) {
+      if (!line) continue;
+      const p = (JSON.parse(line) as { path: string }).path;
+      objects.set(p, md5(fs.readFileSync(path.join(out, p))));
+    }
+  }
+  return objects;
+}
+
+/** The snapshot's entries (path -> sha256) and shards: what a publish compares. */
+function manifestState(): { entries: Map<string, string>; shards: Set<string> } {
+  const m = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { shards: { path: string }[] };
+  const entries = new Map<string, string>();
+  for (const s of m.shards) {
+    for (const line of fs.readFileSync(path.join(out, s.path), 'utf8').split('\n')) {
+      if (!line) continue;
+      const e = JSON.parse(line) as { path: string; sha256: string };
+      entries.set(e.path, e.sha256);
+    }
+  }
+  return { entries, shards: new Set(m.shards.map((s) => s.path)) };
+}
+
+/** The bucket holds exactly the snapshot (same bytes), plus publish's own state. */
+async function expectBucketIsSnapshot(prefix: string): Promise<void> {
+  const want = snapshotObjects();
+  const have = s3.objects(BUCKET, prefix);
+  // The S3 API agrees on a sample (ETag = md5 of a single-part upload).
+  for (const key of ['manifest.json', 'snapshot.json', 'v1/network.json']) {
+    const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: prefix + key }));
+    expect(head.ETag?.replace(/"/g, ''), key).toBe(want.get(key));
+  }
+  const extra = [...have.keys()].filter((k) => !want.has(k) && k !== '.publish/state.json');
+  const missing = [...want.keys()].filter((k) => !have.has(k));
+  const differ = [...want].filter(([k, v]) => have.has(k) && have.get(k) !== v).map(([k]) => k);
+  expect({ missing: missing.slice(0, 5), differ: differ.slice(0, 5), extra: extra.slice(0, 5) }).toEqual({ missing: [], differ: [], extra: [] });
+}
+
+/** One demo cycle: the feeds of the next `minutes`, ingested and built (CLI). */
+async function cycle(minutes: number): Promise<void> {
+  const now = new Date(t0 + minutes * MINUTE).toISOString();
+  const cfg = configFile('demo/');
+  for (const args of [
+    ['demo', '--feeds', feeds, '--scale', 'small', '--seed', '1', '--now', now],
+    ['ingest', '--config', cfg],
+    ['build', '--config', cfg, '--now', now],
+  ]) {
+    const r = await runCli(args, { env });
+    expect(r.code, `${args[0]}: ${r.stderr}`).toBe(0);
+  }
+}
+
+beforeAll(async () => {
+  t0 = Date.parse(smallDemo().now);
+  work = tempDir('publish-s3-');
+  feeds = path.join(work, 'feeds');
+  copyFeedDir(smallDemo().feeds, feeds);
+  fs.copyFileSync(copyOfSmallDemoDb().path, path.join(work, 'small.sqlite'));
+  // The fixture's database names the directory it was generated in: point it at the copy.
+  const db = openDb(path.join(work, 'small.sqlite'));
+  db.prepare('UPDATE sources SET url = ?').run(feeds);
+  db.close();
+  out = snapshotTempDir('publish-s3-out-');
+  s3 = await startS3rver([BUCKET]);
+  proxy = await startFaultProxy(s3.endpoint, BUCKET, 7);
+  client = new S3Client({
+    region: 'us-east-1',
+    endpoint: s3.endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: S3RVER_CREDENTIALS.AWS_ACCESS_KEY_ID, secretAccessKey: S3RVER_CREDENTIALS.AWS_SECRET_ACCESS_KEY },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  const r = await runCli(['build', '--config', configFile('demo/'), '--now', smallDemo().now], { env });
+  expect(r.code, r.stderr).toBe(0);
+  checkers.set('demo/', new ReferenceChecker('demo/'));
+  checkers.set('fresh/', new ReferenceChecker('fresh/'));
+}, 240_000);
+
+afterAll(async () => {
+  client?.destroy();
+  await proxy?.close();
+  await s3?.close();
+});
+
+describe('publish to an S3-compatible server', () => {
+  it('the first publish uploads every object, manifest.json last', async () => {
+    const objects = snapshotObjects();
+    const from = proxy.ops.length;
+    const s = await publish('demo/');
+    expect(s.previous_generated_at).toBeNull();
+    expect(s.uploaded.objects).toBe(objects.size);
+    expect(s.uploaded.meta.objects).toBe(2); // snapshot.json and manifest.json
+    const puts = proxy.ops.slice(from).filter((o) => o.kind === 'put' && !o.key.startsWith('demo/.publish/'));
+    const manifest = puts.find((o) => o.key === 'demo/manifest.json')!;
+    expect(Math.max(...puts.filter((o) => o !== manifest).map((o) => o.end))).toBeLessThanOrEqual(manifest.start);
+    check();
+    await expectBucketIsSnapshot('demo/');
+  }, 180_000);
+
+  it('a second publish with no change uploads nothing and reads two objects', async () => {
+    const s = await publish('demo/');
+    expect(s.uploaded.objects).toBe(0);
+    expect(s.requests).toBe(2); // manifest.json and .publish/state.json
+    check();
+  });
+
+  it('after one 15-minute demo cycle only the changed objects are uploaded, and the retired ones deleted', async () => {
+    const before = manifestState();
+    await cycle(15);
+    const after = manifestState();
+    const changed = [...after.entries].filter(([p, sha]) => before.entries.get(p) !== sha).length;
+    const newShards = [...after.shards].filter((s) => !before.shards.has(s)).length;
+    const retired = [...before.entries.keys()].filter((p) => !after.entries.has(p)).length + [...before.shards].filter((s) => !after.shards.has(s)).length;
+    expect(changed).toBeGreaterThan(0);
+    const s = await publish('demo/');
+    expect(s.uploaded.objects).toBe(changed + newShards + 1);
+    expect(s.retired).toBe(retired);
+    expect(s.deleted.immutable + s.deleted.mutable + s.deleted.meta).toBe(retired); // retention 0
+    check();
+    await expectBucketIsSnapshot('demo/');
+  }, 240_000);
+
+  it('completes while the server fails a share of requests (500/503, lost answers, answers past the timeout)', async () => {
+    await cycle(30);
+    proxy.faults = { fail: 0.12, lostAck: 0.05, slow: 0.005, slowMs: 2_000 };
+    const injected = proxy.injected;
+    try {
+      const s = await publish('demo/');
+      expect(s.uploaded.objects).toBeGreaterThan(0);
+      expect(s.retries).toBeGreaterThan(0);
+      expect(proxy.injected).toBeGreaterThan(injected);
+    } finally {
+      proxy.faults = { ...NO_FAULTS };
+    }
+    check();
+    await expectBucketIsSnapshot('demo/');
+  }, 240_000);
+
+  it('a publish killed at random points and run again leaves the bucket complete', async () => {
+    const kill = async (prefix: string, maxMs: number) => {
+      const run = startCli(['publish', '--config', configFile(prefix), '--json'], { env });
+      await new Promise((ok) => setTimeout(ok, 300 + Math.random() * maxMs));
+      run.child.kill('SIGKILL');
+      return run.done;
+    };
+    // A first publish into an empty prefix, killed, then finished (it resumes where it stopped).
+    await kill('fresh/', 8_000);
+    const fresh = await runCli(['publish', '--config', configFile('fresh/'), '--json'], { env });
+    expect(fresh.code, fresh.stderr).toBe(0);
+    check();
+    await expectBucketIsSnapshot('fresh/');
+    // An incremental publish, killed, then finished.
+    await cycle(45);
+    await kill('demo/', 1_500);
+    const done = await runCli(['publish', '--config', configFile('demo/'), '--json'], { env });
+    expect(done.code, done.stderr).toBe(0);
+    check();
+    await expectBucketIsSnapshot('demo/');
+  }, 300_000);
+
+  it('--dry-run prints the plan and changes nothing', async () => {
+    const from = proxy.ops.length;
+    const r = await runCli(['publish', '--config', configFile('dry/'), '--dry-run', '--json'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const plan = JSON.parse(r.stdout) as PublishSummary;
+    expect(plan).toMatchObject({ dry_run: true, previous_generated_at: null, requests: 2 });
+    expect(plan.uploaded.objects).toBe(snapshotObjects().size);
+    const text = await runCli(['publish', '--config', configFile('demo/'), '--dry-run'], { env });
+    expect(text.stderr).toMatch(/would upload 0 objects/);
+    expect(proxy.ops.length).toBe(from); // nothing written or deleted
+    expect(s3.objects(BUCKET, 'dry/').size).toBe(0);
+    // Every check above saw the manifests and indexes it was meant to see.
+    expect(checkers.get('demo/')!.checkedReferrers).toBeGreaterThan(1000);
+    expect(checkers.get('fresh/')!.checkedReferrers).toBeGreaterThan(1000);
+  });
+});
