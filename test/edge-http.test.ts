@@ -406,6 +406,47 @@ describe('rate limit', () => {
     expect((await call('/health', { ip: '198.51.100.7', headers: { Authorization: 'Bearer nope' } })).headers.get('ratelimit-policy')).toBe('"anonymous";q=3;w=60');
   });
 
+  it('an outside limiter (the Worker binding) decides over the counter; the headers stay the counter\'s', async () => {
+    const asked: string[] = [];
+    const errors: unknown[] = [];
+    let verdict: boolean | null | 'throw' = false;
+    const key = 'pk_live_outside';
+    const keys = createKeyStore([{ sha256: await hashKey(key), tiers: [] }]);
+    const { call } = setup({
+      policy: small(),
+      keys,
+      onError: (e) => errors.push(e),
+      rateLimit: async (identity, name) => {
+        asked.push(`${name} ${identity}`);
+        if (verdict === 'throw') throw new Error('binding down');
+        return verdict;
+      },
+    });
+    // refused by the outside limiter while the counter (3 per 60 s) still has room
+    const over = await call('/v1/network', { ip: '2001:db8:5:6::1' });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('60');
+    expect(over.headers.get('ratelimit')).toBe('"anonymous";r=0;t=60');
+    expect(await over.json()).toMatchObject({ type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', 'violated-policies': ['anonymous'] });
+    expect((await call('/v1/network', { headers: { 'X-API-Key': key } })).status).toBe(429);
+    expect(asked).toEqual(['anonymous ip:2001:db8:5:6::/64', `keyed key:${await hashKey(key)}`]);
+    // allowed past the counter's quota; the headers still count
+    verdict = true;
+    for (let i = 0; i < 4; i++) expect((await call('/v1/network', { ip: '198.51.100.20' })).status).toBe(200);
+    expect((await call('/v1/network', { ip: '198.51.100.20' })).headers.get('ratelimit')).toBe('"anonymous";r=0;t=60');
+    // no say (null), or a failing limiter (reported): the counter decides
+    for (const v of [null, 'throw'] as const) {
+      verdict = v;
+      expect((await call('/v1/network', { ip: '198.51.100.20' })).status).toBe(429);
+      expect((await call('/v1/network', { ip: `198.51.100.${v === null ? 21 : 22}` })).status).toBe(200);
+    }
+    expect(errors.map(String)).toEqual(['Error: binding down', 'Error: binding down']);
+    // a preflight is never counted, so never asked
+    const n = asked.length;
+    expect((await call('/v1/network', { method: 'OPTIONS' })).status).toBe(204);
+    expect(asked.length).toBe(n);
+  });
+
   it('"off" sends no rate-limit headers and never answers 429', async () => {
     const { call } = setup({ policy: policy((p) => (p.rate_limit = 'off')) });
     for (let i = 0; i < 100; i++) await call('/health');
