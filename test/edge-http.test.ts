@@ -5,12 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultConfig } from '../src/config/index.js';
+import { defaultConfig, parseConfig } from '../src/config/index.js';
 import { exactFilePath, exactFileResolve } from './helpers/exact-files.js';
 import { PROBLEM_CATALOGUE, problemTypeUri, type ProblemName } from '../src/api/problems.js';
 import { CACHE_CONTROL, createHandler, EXPOSED_HEADERS, type HandlerOptions } from '../src/edge/handler.js';
 import { createKeyStore, hashKey, KeyFileError, parseKeyFile } from '../src/edge/keys.js';
-import { parseEdgePolicy } from '../src/edge/policy.js';
+import { EdgePolicyError, edgePolicyOf } from '../src/edge/policy.js';
 import { FixedWindowLimiter, ipIdentity } from '../src/edge/ratelimit.js';
 import { checkTarget, isSafeFilePath, MAX_TARGET_BYTES } from '../src/edge/target.js';
 import type { Answer, CacheClass, EdgePolicy, FileReader, Resolve } from '../src/edge/types.js';
@@ -595,11 +595,15 @@ describe('resolver contract and policy', () => {
     expect(String(errors[0])).toContain('unsafe snapshot path');
   });
 
-  it('parses the edge policy JSON with the config schema and its defaults', () => {
-    expect(parseEdgePolicy('')).toEqual(defaultConfig('/tmp').edge);
-    expect(parseEdgePolicy('{"rate_limit":"off","access":{"mode":"keyed"}}')).toMatchObject({ rate_limit: 'off', access: { mode: 'keyed' } });
-    expect(() => parseEdgePolicy('{"rate_limit":{"requests":0}}')).toThrow(/rate_limit\.requests/);
-    expect(() => parseEdgePolicy('{')).toThrow(/invalid JSON/);
+  it("the Worker's policy is snapshot.json's edge member as build wrote it, the config schema's defaults when absent", () => {
+    expect(edgePolicyOf(undefined)).toEqual(defaultConfig('/tmp').edge);
+    const keyed = parseConfig({ edge: { rate_limit: 'off', access: { mode: 'keyed' }, deprecations: [{ path: '/v1/sml', deprecation: '2027-01-01T00:00:00Z', sunset: '2027-06-01T00:00:00Z' }] } }, '/tmp').edge;
+    const written = JSON.parse(JSON.stringify(keyed)) as unknown;
+    expect(edgePolicyOf(written)).toEqual(keyed);
+    expect(() => edgePolicyOf({ ...keyed, rate_limit: { requests: 0, window_seconds: 60, keyed_multiplier: 1 } })).toThrow(/edge\.rate_limit/);
+    expect(() => edgePolicyOf({ ...keyed, access: { mode: 'closed', tiers: keyed.access.tiers } })).toThrow(EdgePolicyError);
+    expect(() => edgePolicyOf({ ...keyed, deprecations: [{ path: '/v1/sml' }] })).toThrow(/edge\.deprecations/);
+    expect(() => edgePolicyOf('{}')).toThrow(/expected an object/);
   });
 
   it('the interim exact-file resolver maps paths onto <path>.json and nothing else', async () => {
@@ -647,7 +651,7 @@ describe('edge modules stay free of Node', () => {
       const code = src.replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
       if (/\b(process|Buffer|require|__dirname)\b\s*[.(]/.test(code)) problems.push(`${path.relative('.', file)} uses a Node global`);
     }
-    expect([...seen].some((f) => f.endsWith(path.join('config', 'schema.ts')))).toBe(true); // the walk follows imports
+    expect([...seen].some((f) => f.endsWith(path.join('config', 'edge-defaults.ts')))).toBe(true); // the walk follows imports
     expect(problems).toEqual([]);
   });
 });
