@@ -114,6 +114,7 @@ function handlerFor(s: Site, info: SnapshotInfo): EdgeHandler {
     s.current.edge = info.edge;
     return s.current.handle;
   }
+  if (policy.access.mode === 'keyed' && s.keys.size === 0) console.warn('peppol-snapshot edge: the snapshot says access "keyed" but API_KEYS holds no key: every endpoint outside the keyless ones answers 403');
   const rateLimit = bindingLimiter(s.env);
   const handle = createHandler({
     files: s.files,
