@@ -5,12 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultConfig } from '../src/config/index.js';
+import { defaultConfig, parseConfig } from '../src/config/index.js';
 import { exactFilePath, exactFileResolve } from './helpers/exact-files.js';
 import { PROBLEM_CATALOGUE, problemTypeUri, type ProblemName } from '../src/api/problems.js';
 import { CACHE_CONTROL, createHandler, EXPOSED_HEADERS, type HandlerOptions } from '../src/edge/handler.js';
 import { createKeyStore, hashKey, KeyFileError, parseKeyFile } from '../src/edge/keys.js';
-import { parseEdgePolicy } from '../src/edge/policy.js';
+import { EdgePolicyError, edgePolicyOf } from '../src/edge/policy.js';
 import { FixedWindowLimiter, ipIdentity } from '../src/edge/ratelimit.js';
 import { checkTarget, isSafeFilePath, MAX_TARGET_BYTES } from '../src/edge/target.js';
 import type { Answer, CacheClass, EdgePolicy, FileReader, Resolve } from '../src/edge/types.js';
@@ -406,6 +406,47 @@ describe('rate limit', () => {
     expect((await call('/health', { ip: '198.51.100.7', headers: { Authorization: 'Bearer nope' } })).headers.get('ratelimit-policy')).toBe('"anonymous";q=3;w=60');
   });
 
+  it('an outside limiter (the Worker binding) decides over the counter; the headers stay the counter\'s', async () => {
+    const asked: string[] = [];
+    const errors: unknown[] = [];
+    let verdict: boolean | null | 'throw' = false;
+    const key = 'pk_live_outside';
+    const keys = createKeyStore([{ sha256: await hashKey(key), tiers: [] }]);
+    const { call } = setup({
+      policy: small(),
+      keys,
+      onError: (e) => errors.push(e),
+      rateLimit: async (identity, name) => {
+        asked.push(`${name} ${identity}`);
+        if (verdict === 'throw') throw new Error('binding down');
+        return verdict;
+      },
+    });
+    // refused by the outside limiter while the counter (3 per 60 s) still has room
+    const over = await call('/v1/network', { ip: '2001:db8:5:6::1' });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('60');
+    expect(over.headers.get('ratelimit')).toBe('"anonymous";r=0;t=60');
+    expect(await over.json()).toMatchObject({ type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', 'violated-policies': ['anonymous'] });
+    expect((await call('/v1/network', { headers: { 'X-API-Key': key } })).status).toBe(429);
+    expect(asked).toEqual(['anonymous ip:2001:db8:5:6::/64', `keyed key:${await hashKey(key)}`]);
+    // allowed past the counter's quota; the headers still count
+    verdict = true;
+    for (let i = 0; i < 4; i++) expect((await call('/v1/network', { ip: '198.51.100.20' })).status).toBe(200);
+    expect((await call('/v1/network', { ip: '198.51.100.20' })).headers.get('ratelimit')).toBe('"anonymous";r=0;t=60');
+    // no say (null), or a failing limiter (reported): the counter decides
+    for (const v of [null, 'throw'] as const) {
+      verdict = v;
+      expect((await call('/v1/network', { ip: '198.51.100.20' })).status).toBe(429);
+      expect((await call('/v1/network', { ip: `198.51.100.${v === null ? 21 : 22}` })).status).toBe(200);
+    }
+    expect(errors.map(String)).toEqual(['Error: binding down', 'Error: binding down']);
+    // a preflight is never counted, so never asked
+    const n = asked.length;
+    expect((await call('/v1/network', { method: 'OPTIONS' })).status).toBe(204);
+    expect(asked.length).toBe(n);
+  });
+
   it('"off" sends no rate-limit headers and never answers 429', async () => {
     const { call } = setup({ policy: policy((p) => (p.rate_limit = 'off')) });
     for (let i = 0; i < 100; i++) await call('/health');
@@ -554,11 +595,15 @@ describe('resolver contract and policy', () => {
     expect(String(errors[0])).toContain('unsafe snapshot path');
   });
 
-  it('parses the edge policy JSON with the config schema and its defaults', () => {
-    expect(parseEdgePolicy('')).toEqual(defaultConfig('/tmp').edge);
-    expect(parseEdgePolicy('{"rate_limit":"off","access":{"mode":"keyed"}}')).toMatchObject({ rate_limit: 'off', access: { mode: 'keyed' } });
-    expect(() => parseEdgePolicy('{"rate_limit":{"requests":0}}')).toThrow(/rate_limit\.requests/);
-    expect(() => parseEdgePolicy('{')).toThrow(/invalid JSON/);
+  it("the Worker's policy is snapshot.json's edge member as build wrote it, the config schema's defaults when absent", () => {
+    expect(edgePolicyOf(undefined)).toEqual(defaultConfig('/tmp').edge);
+    const keyed = parseConfig({ edge: { rate_limit: 'off', access: { mode: 'keyed' }, deprecations: [{ path: '/v1/sml', deprecation: '2027-01-01T00:00:00Z', sunset: '2027-06-01T00:00:00Z' }] } }, '/tmp').edge;
+    const written = JSON.parse(JSON.stringify(keyed)) as unknown;
+    expect(edgePolicyOf(written)).toEqual(keyed);
+    expect(() => edgePolicyOf({ ...keyed, rate_limit: { requests: 0, window_seconds: 60, keyed_multiplier: 1 } })).toThrow(/edge\.rate_limit/);
+    expect(() => edgePolicyOf({ ...keyed, access: { mode: 'closed', tiers: keyed.access.tiers } })).toThrow(EdgePolicyError);
+    expect(() => edgePolicyOf({ ...keyed, deprecations: [{ path: '/v1/sml' }] })).toThrow(/edge\.deprecations/);
+    expect(() => edgePolicyOf('{}')).toThrow(/expected an object/);
   });
 
   it('the interim exact-file resolver maps paths onto <path>.json and nothing else', async () => {
@@ -606,7 +651,7 @@ describe('edge modules stay free of Node', () => {
       const code = src.replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
       if (/\b(process|Buffer|require|__dirname)\b\s*[.(]/.test(code)) problems.push(`${path.relative('.', file)} uses a Node global`);
     }
-    expect([...seen].some((f) => f.endsWith(path.join('config', 'schema.ts')))).toBe(true); // the walk follows imports
+    expect([...seen].some((f) => f.endsWith(path.join('config', 'edge-defaults.ts')))).toBe(true); // the walk follows imports
     expect(problems).toEqual([]);
   });
 });

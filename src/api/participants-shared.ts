@@ -8,7 +8,8 @@ import { encodeCursor, type CursorPosition } from './cursor.js';
 import { compareKeys, type Direction, type SortKey } from './keys.js';
 import { foldText, LIMIT_DEFAULT } from './params.js';
 import { orderOf, ROUTES, sortKeyOf, type OrderSpec } from './routes.js';
-import { FILTER_COUNT_CAP, PARTICIPANT_SORTS, type FacetBucket, type ListMeta, type ParticipantListItem, type ParticipantListPage } from './schemas/index.js';
+import { FILTER_COUNT_CAP, PARTICIPANT_SORTS } from './schemas/constants.js';
+import type { FacetBucket, ListMeta, ParticipantListItem, ParticipantListPage } from './schemas/index.js';
 import { parseParticipantId } from '../feeds/ids.js';
 
 export const LIST_ROUTE = 'participants.list';

@@ -1,6 +1,6 @@
 // The route table: THE single description of every endpoint (DESIGN §2; docs/api.md, "Routes").
 // The renderer enumerates it, the edge shim dispatches on it, the OpenAPI document is generated from it.
-// Edge-safe: zod schemas and pure modules only.
+// Edge-safe and zod-free: the schemas' enumerations come from schemas/constants.ts, response schemas by name.
 //
 // Per route: a stable id, the path pattern (OpenAPI template syntax, `{name}` = one path segment),
 // the parameters (path parameters in path order, then query parameters; each with its type, default
@@ -53,8 +53,8 @@ import {
   PARTICIPANT_SORTS,
   PROVENANCES,
   RESOLUTIONS,
-  type ResourceName,
-} from './schemas/index.js';
+} from './schemas/constants.js';
+import type { ResourceName } from './schemas/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // Parameters

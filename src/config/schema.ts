@@ -6,6 +6,7 @@
 // The schema only checks shapes. Paths are resolved and cross-key rules (unique source names,
 // keyless endpoints outside the tiers, sunset after deprecation, secrets) are checked in index.ts.
 import { z } from 'zod';
+import { DEFAULT_ACCESS_MODE, DEFAULT_CORS_MAX_AGE_SECONDS, DEFAULT_MARKET_TIER, DEFAULT_NETWORK_TIER, DEFAULT_RATE_LIMIT } from './edge-defaults.js';
 import { isPathPattern, isRouteId } from './patterns.js';
 
 const expect = (phrase: string) => ({ error: () => phrase });
@@ -190,24 +191,8 @@ const publish = z
 
 // ---------------------------------------------------------------------------------------------
 
-export const DEFAULT_NETWORK_TIER = [
-  '/v1/hosts',
-  '/v1/hosts/*',
-  '/v1/incidents',
-  '/v1/sml',
-  '/v1/events',
-  '/v1/anomalies',
-  '/v1/anomalies/*',
-];
-export const DEFAULT_MARKET_TIER = [
-  '/v1/participants',
-  '/v1/participants/*',
-  '/v1/providers',
-  '/v1/providers/*',
-  '/v1/aps',
-  '/v1/aps/*',
-  '/v1/seats/*',
-];
+// The defaults of the edge section live in edge-defaults.ts (plain values the edge shim can use too).
+export { DEFAULT_MARKET_TIER, DEFAULT_NETWORK_TIER } from './edge-defaults.js';
 
 const TIER_ENTRY = 'a path pattern starting with "/" (e.g. "/v1/aps/*") or a route id';
 const tierEntry = z.string(expect(TIER_ENTRY)).refine((v) => isPathPattern(v) || isRouteId(v), expect(TIER_ENTRY));
@@ -240,12 +225,12 @@ const deprecation = z
 const rateLimitObject = z
   .object(
     {
-      requests: int(1).default(60).describe('Requests allowed per window per client identity (per IP when anonymous).'),
-      window_seconds: int(1, 86_400).default(60).describe('Length of the window, in seconds.'),
+      requests: int(1).default(DEFAULT_RATE_LIMIT.requests).describe('Requests allowed per window per client identity (per IP when anonymous).'),
+      window_seconds: int(1, 86_400).default(DEFAULT_RATE_LIMIT.window_seconds).describe('Length of the window, in seconds.'),
       keyed_multiplier: z
         .number(expect('a number >= 1'))
         .min(1, expect('a number >= 1'))
-        .default(10)
+        .default(DEFAULT_RATE_LIMIT.keyed_multiplier)
         .describe('A request with a valid API key gets requests x keyed_multiplier per window.'),
     },
     expect('an object'),
@@ -262,7 +247,7 @@ const edge = z
               .literal('*', expect('"*" (the spec requires Access-Control-Allow-Origin: * on every response)'))
               .default('*')
               .describe('Access-Control-Allow-Origin; only "*" is accepted (the spec requires it).'),
-            max_age_seconds: int(0, 86_400).default(86_400).describe('Access-Control-Max-Age of preflight answers.'),
+            max_age_seconds: int(0, 86_400).default(DEFAULT_CORS_MAX_AGE_SECONDS).describe('Access-Control-Max-Age of preflight answers.'),
           },
           expect('an object'),
         )
@@ -280,7 +265,7 @@ const edge = z
           {
             mode: z
               .enum(['open', 'keyed'], expect('"open" or "keyed"'))
-              .default('open')
+              .default(DEFAULT_ACCESS_MODE)
               .describe('"open" (spec model A: keys optional) or "keyed" (model B: paid key required outside the keyless endpoints).'),
             tiers: z
               .object(

@@ -4,7 +4,8 @@
 //
 // Order of work for a request:
 //   1. identity: a valid API key, else the client address (IPv6 per /64);
-//   2. rate limit (every method but OPTIONS counts; over the limit: 429);
+//   2. rate limit (every method but OPTIONS counts; over the limit: 429; an outside limiter, the
+//      Worker's rate limiting binding, may decide instead of the in-process counter);
 //   3. request target checks (hostile input: 400, overlong: 414) — before any file is touched;
 //   4. method: OPTIONS answers the CORS preflight (204), anything but GET/HEAD is 405;
 //   5. access (keyed mode: 403 without a valid key of the route's tier);
@@ -65,6 +66,14 @@ export interface HandlerOptions {
   /** Bound of the rate limiter's memory (client identities). */
   maxIdentities?: number;
   /**
+   * A limiter outside this process that decides whether a counted request is within its client's
+   * quota (the Worker's rate limiting bindings), keyed by the shim's identity (`key:<sha256>` or
+   * `ip:<address or /64>`): true allows, false answers 429, null leaves the decision to the in-process
+   * counter. The RateLimit headers always come from the in-process counter. Not called when the
+   * policy's rate limit is "off", nor for OPTIONS.
+   */
+  rateLimit?: (identity: string, policy: RateLimitPolicyName) => Promise<boolean | null>;
+  /**
    * The snapshot's base URL (snapshot.json), for the type URIs of the edge's own problems; null when
    * unknown (then `about:blank`). Called only when a problem is answered.
    */
@@ -120,8 +129,11 @@ async function manifestTime(files: FileReader): Promise<number> {
   return typeof parsed.generated_at === 'string' ? Date.parse(parsed.generated_at) : NaN;
 }
 
+/** The rate-limit policies of the RateLimit headers: clients without and with a valid API key. */
+export type RateLimitPolicyName = 'anonymous' | 'keyed';
+
 interface Limits {
-  name: string;
+  name: RateLimitPolicyName;
   limit: number;
 }
 
@@ -198,6 +210,17 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
     return new Response(method === 'HEAD' ? null : body, { status: doc.status, headers: h });
   }
 
+  /** The outside limiter's verdict; a failing limiter is reported and leaves the decision to the counter. */
+  async function outsideVerdict(identity: string, name: RateLimitPolicyName, request: Request): Promise<boolean | null> {
+    if (!opts.rateLimit) return null;
+    try {
+      return await opts.rateLimit(identity, name);
+    } catch (e) {
+      opts.onError?.(e, request);
+      return null;
+    }
+  }
+
   // The manifest's time is looked up at most every HEALTH_CACHE_MS, so frequent probes cost nothing.
   let manifestSeen: { checkedAt: number; at: number } | null = null;
   async function healthDb(): Promise<boolean> {
@@ -227,7 +250,16 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
 
     // 2. rate limit (a CORS preflight is sent by browsers on their own: it is not counted)
     let take: Take | null = null;
-    if (limiter && limits) take = method === 'OPTIONS' ? limiter.peek(identity, limits.limit, t) : limiter.take(identity, limits.limit, t);
+    if (limiter && limits) {
+      if (method === 'OPTIONS') take = limiter.peek(identity, limits.limit, t);
+      else {
+        take = limiter.take(identity, limits.limit, t);
+        const verdict = await outsideVerdict(identity, limits.name, request);
+        // The outside limiter's window is not known here: a refusal says "retry after one window".
+        if (verdict === true) take = { ...take, allowed: true };
+        else if (verdict === false) take = { allowed: false, limit: limits.limit, remaining: 0, resetSeconds: rl!.window_seconds };
+      }
+    }
     const h = baseHeaders(limits, take);
     if (take && !take.allowed && limits && method !== 'OPTIONS') {
       h.set('Retry-After', String(take.resetSeconds));

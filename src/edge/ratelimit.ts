@@ -3,7 +3,8 @@
 // Each client identity gets a window that starts with its first request and lasts `windowMs`; the
 // window allows `limit` requests. State lives in one process (serve) or one isolate (a Worker): a
 // Worker's counters are per isolate, so a client spread over several isolates or locations gets more.
-// For a hard limit in production use Cloudflare's rate limiting binding (docs/edge.md).
+// In the Worker, Cloudflare's rate limiting bindings may decide instead (the handler's `rateLimit`
+// option, src/edge/worker.ts); these counters then only feed the RateLimit headers (docs/edge.md).
 //
 // Memory is bounded: at most `maxIdentities` windows are kept. Windows are kept in a Map in the order
 // they started, so expired ones sit at the front and are swept from there; when the map is full of live

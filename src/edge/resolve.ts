@@ -1,8 +1,8 @@
 // The shim's resolver: request URL -> route (src/api/routes.ts) -> canonical parameters -> the route's
 // composer (src/edge/compose) over the snapshot's files -> body bytes (src/api/json.ts). Edge-safe.
 //
-// The snapshot's clock and base URL come from `snapshot.json` ({generated_at, base_url}, written by
-// `build`), read at most every SNAPSHOT_INFO_TTL_MS: "today", "the last 24 hours" and staleness are
+// The snapshot's clock and base URL come from `snapshot.json` ({generated_at, base_url, edge}, written
+// by `build`), read at most every SNAPSHOT_INFO_TTL_MS: "today", "the last 24 hours" and staleness are
 // those of the snapshot, exactly as the oracle computed them at build time.
 import { jsonBody, JSON_CONTENT_TYPE } from '../api/json.js';
 import { PROBLEM_CONTENT_TYPE } from '../api/problems.js';
@@ -11,7 +11,7 @@ import { matchRoute, parseRequest } from '../api/routes.js';
 import { COMPOSERS } from './compose/index.js';
 import type { ComposeFn } from './compose/types.js';
 import type { ReadStats } from './list-reader.js';
-import type { Answer, FileReader, Resolve } from './types.js';
+import type { Answer, EdgePolicy, FileReader, Resolve } from './types.js';
 
 export const SNAPSHOT_INFO_PATH = 'snapshot.json';
 const SNAPSHOT_INFO_TTL_MS = 10_000;
@@ -19,6 +19,11 @@ const SNAPSHOT_INFO_TTL_MS = 10_000;
 export interface SnapshotInfo {
   generated_at: string;
   base_url: string;
+  /**
+   * The `edge` section of the configuration the snapshot was built with (validated there): the
+   * Worker's policy (src/edge/policy.ts). Absent in snapshots built before build wrote it.
+   */
+  edge?: EdgePolicy;
 }
 
 const dec = new TextDecoder();

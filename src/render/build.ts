@@ -93,7 +93,7 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     } finally {
       db.exec('COMMIT');
     }
-    sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url }), 'application/json', 'meta');
+    sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url, edge }), 'application/json', 'meta');
     const manifest = writeManifest(sink, generatedAt);
     const removed = removeStale(opts.outDir, sink);
     sink.close();

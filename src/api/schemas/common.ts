@@ -11,6 +11,48 @@
 //   lower-case, seat ids `P[A-Z]{2}[0-9]{6}`, countries ISO 3166-1 alpha-2 upper-case.
 import { z } from 'zod';
 import { parseParticipantId } from '../../feeds/ids.js';
+import {
+  CHART_BUCKETS,
+  CHURN_CATEGORIES,
+  DETECTORS,
+  EVENT_TYPES,
+  GRADES,
+  HISTORY_FACTS,
+  HOST_ROLES,
+  HOSTNAME_PATTERN,
+  INCIDENT_STATUSES,
+  PARTICIPANT_ID_PATTERN,
+  PARTICIPANT_SORTS,
+  PROVENANCES,
+  RESOLUTIONS,
+  SCHEME_PATTERN,
+  SEAT_ID_PATTERN,
+  SEVERITIES,
+  ZONE_KINDS,
+} from './constants.js';
+
+// The enumerations and patterns are plain values of constants.ts (zod-free, for the route table and the
+// edge shim); re-exported here under their names.
+export {
+  ALL_LOCATIONS,
+  CHART_BUCKETS,
+  CHURN_CATEGORIES,
+  DETECTORS,
+  EVENT_TYPES,
+  GRADES,
+  HISTORY_FACTS,
+  HOST_ROLES,
+  HOSTNAME_PATTERN,
+  INCIDENT_STATUSES,
+  PARTICIPANT_ID_PATTERN,
+  PARTICIPANT_SORTS,
+  PROVENANCES,
+  RESOLUTIONS,
+  SCHEME_PATTERN,
+  SEAT_ID_PATTERN,
+  SEVERITIES,
+  ZONE_KINDS,
+} from './constants.js';
 
 export const Ts = z.iso.datetime({ precision: 3 }).describe('ISO 8601 date-time in UTC with milliseconds, e.g. 2026-11-22T08:15:00.000Z');
 export const IsoDate = z.iso.date().describe('calendar date YYYY-MM-DD (UTC)');
@@ -23,19 +65,15 @@ export const WholeMs = z.number().min(0).multipleOf(1).describe('whole milliseco
 export const Percent = z.number().min(0).max(100).describe('percent (0–100)');
 
 /** Lower-case fully-qualified hostname (the feeds' hostname rule, normalised to lower case). */
-export const HOSTNAME_PATTERN = '^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?(?:\\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)+$';
 export const Hostname = z.string().max(253).regex(new RegExp(HOSTNAME_PATTERN)).describe('fully-qualified hostname, lower case');
 
-export const SEAT_ID_PATTERN = '^P[A-Z]{2}[0-9]{6}$';
 export const SeatId = z.string().regex(new RegExp(SEAT_ID_PATTERN)).describe('Peppol seat id (certificate CN), e.g. PBE000123');
 
 export const Country = z.string().regex(/^[A-Z]{2}$/).describe('ISO 3166-1 alpha-2 country code');
 
-export const SCHEME_PATTERN = '^[0-9]{4}$';
 export const Scheme = z.string().regex(new RegExp(SCHEME_PATTERN)).describe('participant identifier scheme (ISO 6523 ICD), e.g. 0208');
 
 /** Canonical participant id: what parseParticipantId returns for itself. */
-export const PARTICIPANT_ID_PATTERN = '^[0-9]{4}::[^\\sA-Z]+$';
 export const ParticipantIdString = z
   .string()
   .regex(new RegExp(PARTICIPANT_ID_PATTERN))
@@ -56,60 +94,22 @@ export const JsonObject = z.record(z.string(), z.unknown()).describe('free-form 
 // ---------------------------------------------------------------------------------------------
 // Enumerations (spec "Shared", "States and transitions", "Events and anomalies")
 
-export const SEVERITIES = ['up', 'degraded', 'down'] as const;
 export const Severity = z.enum(SEVERITIES).describe('up, degraded or down');
 export const Verdict = Severity.nullable().describe('up, degraded or down; null when unknown');
-
-export const HOST_ROLES = ['SMP', 'AP'] as const;
 export const HostRole = z.enum(HOST_ROLES).describe('SMP or AP');
-
-export const INCIDENT_STATUSES = ['open', 'closed'] as const;
 export const IncidentStatus = z.enum(INCIDENT_STATUSES);
-
-export const RESOLUTIONS = ['hourly', 'daily', 'monthly'] as const;
 export const Resolution = z.enum(RESOLUTIONS);
-
-export const PROVENANCES = ['directory', 'discovered'] as const;
 export const Provenance = z.enum(PROVENANCES);
-
-export const HISTORY_FACTS = ['directory_presence', 'card', 'registration', 'smp'] as const;
 export const HistoryFact = z.enum(HISTORY_FACTS);
-
-/** The nine change-event types, in the spec's order (equal to src/derive/events.ts EVENT_TYPES). */
-export const EVENT_TYPES = [
-  'participant_registered',
-  'participant_deregistered',
-  'participant_smp_changed',
-  'endpoint_changed',
-  'doctype_support_changed',
-  'ap_seat_changed',
-  'host_cert_rotated',
-  'hosting_changed',
-  'directory_card_changed',
-] as const;
 export const EventType = z.enum(EVENT_TYPES);
-
-/** The five anomaly detectors (equal to src/derive/anomaly-id.ts DETECTORS). */
-export const DETECTORS = ['cert_identity_shift', 'off_cadence_rotation', 'endpoint_off_footprint', 'moved_to_unverified_seat', 'mass_change_burst'] as const;
 export const Detector = z.enum(DETECTORS);
-
-export const GRADES = ['notice', 'warning'] as const;
 export const Grade = z.enum(GRADES);
-
-export const CHART_BUCKETS = ['hour', 'day', 'week'] as const;
 export const ChartBucket = z.enum(CHART_BUCKETS);
-
-export const CHURN_CATEGORIES = ['joiner', 'mover_in', 'mover_out', 'leaver'] as const;
 export const ChurnCategory = z.enum(CHURN_CATEGORIES);
-
-export const ZONE_KINDS = ['SML', 'SMK'] as const;
 export const ZoneKind = z.enum(ZONE_KINDS);
-
-export const PARTICIPANT_SORTS = ['first_seen.desc', 'first_seen.asc', 'name.asc', 'name.desc', 'country.asc', 'country.desc'] as const;
 export const ParticipantSort = z.enum(PARTICIPANT_SORTS);
 
-/** Location value of the rollup across probe locations. */
-export const ALL_LOCATIONS = '__all__';
+/** A probe location, or ALL_LOCATIONS (the rollup across locations). */
 export const Location = z.string().regex(/^(?:__all__|[a-z0-9][a-z0-9-]{0,62})$/).describe('a probe location, or __all__ for the rollup across locations');
 
 // ---------------------------------------------------------------------------------------------

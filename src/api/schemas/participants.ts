@@ -18,9 +18,10 @@ import {
   idMatchesParts,
   page,
 } from './common.js';
+import { FILTER_COUNT_CAP } from './constants.js';
 
-/** The bounded exact count of the participant list (api-spec "Rules for the participant list" 3). */
-export const FILTER_COUNT_CAP = 50_000;
+// A plain value of constants.ts (zod-free, for the route table and the edge shim), re-exported.
+export { FILTER_COUNT_CAP } from './constants.js';
 
 export const ParticipantCard = z.strictObject({
   name: z.string().nullable(),

@@ -1,10 +1,11 @@
 // Providers, access points, seats and churn (spec "Providers, access points, seats", "Churn").
 import { z } from 'zod';
 import { Count, Country, Hostname, IsoDate, ParticipantIdString, Scheme, SeatId, idMatchesParts, unpaginated } from './common.js';
+import { AP_KEY_PATTERN, CHURN_PARTICIPANTS_MAX } from './constants.js';
 import { SeatHost, SeatProvider, SeatRef } from './participants.js';
 
-/** Most rows of /v1/aps/{key}/churn/participants (spec "Limits"). */
-export const CHURN_PARTICIPANTS_MAX = 500;
+// Plain values of constants.ts (zod-free, for the route table and the edge shim), re-exported.
+export { AP_KEY_PATTERN, CHURN_PARTICIPANTS_MAX } from './constants.js';
 
 export const ProviderView = z.strictObject({
   key: z.string().min(1),
@@ -27,7 +28,6 @@ export const ProviderView = z.strictObject({
 export const ProviderPage = unpaginated(ProviderView);
 
 /** Provider key forms: `c-<slug>` (curated), `o-<slug>-<hash>` (certificate O=), `s-<seatid>` (bare seat). */
-export const AP_KEY_PATTERN = '^[cos]-[A-Za-z0-9][A-Za-z0-9._~-]{0,199}$';
 export const ApKey = z.string().regex(new RegExp(AP_KEY_PATTERN)).describe('stable URL-safe provider key: c-<slug>, o-<slug>-<hash> or s-<seatid>');
 
 export const ApView = z.strictObject({

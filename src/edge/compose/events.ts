@@ -22,7 +22,7 @@ import {
   type StoredAnomaly,
   type StoredEvent,
 } from '../../api/events-shared.js';
-import { EVENT_TYPES } from '../../api/schemas/common.js';
+import { EVENT_TYPES } from '../../api/schemas/constants.js';
 import { compareKeys, type SortKey } from '../../api/keys.js';
 import { exactFilePath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';

@@ -11,7 +11,7 @@ import {
 import { exactFilePath, listRootPath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import { canonicalQuery, ROUTES } from '../../api/routes.js';
-import { CHURN_PARTICIPANTS_MAX } from '../../api/schemas/providers.js';
+import { CHURN_PARTICIPANTS_MAX } from '../../api/schemas/constants.js';
 import { composePage, ListReader } from '../list-reader.js';
 import type { ComposeContext, ComposeFn, Params } from './types.js';
 
