@@ -9,35 +9,47 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
+import { runPublish } from '../src/publish/index.js';
 import { runBuild } from '../src/render/build.js';
+import { urlPathOfExact } from '../src/render/verify.js';
 import { startCli, type CliResult } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { describeE2e } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
 import { snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
 
+/** Every path the snapshot's manifest lists. */
+function readManifest(dir: string): string[] {
+  const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { shards: { path: string }[] };
+  return m.shards.flatMap((s) =>
+    fs
+      .readFileSync(path.join(dir, s.path), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => (JSON.parse(l) as { path: string }).path),
+  );
+}
+
 let db: Db;
 let out: string;
 let nowMs: number;
 let baseUrl: string;
-let server: { url: string; child: ChildProcess; done: Promise<CliResult>; stderr: () => string } | null = null;
+type Served = { url: string; child: ChildProcess; done: Promise<CliResult>; stderr: () => string };
+let server: Served | null = null;
+/** serve over a directory that `publish` filled (directory target) from `out`. */
+let published: Served | null = null;
 
-beforeAll(async () => {
-  const copy = copyOfSmallDemoDb();
-  nowMs = Date.parse(smallDemo().now);
-  out = snapshotTempDir('e2e-serve-');
-  runBuild({ config: defaultConfig(), dbPath: copy.path, outDir: out, nowMs });
-  db = copy.open();
-  baseUrl = snapshotInfo(out).base_url;
+/** Starts the built CLI's serve over `dir` on a free port; resolves once it listens. */
+async function startServe(dir: string): Promise<Served> {
   // An empty config file: the built-in edge defaults, whatever publish.config.json of the checkout says.
   const config = path.join(tempDir('e2e-config-'), 'config.json');
   fs.writeFileSync(config, '{}\n');
   // The manifest is dated at the fixture's clock: a generous --health-max-age keeps /health/db fresh.
-  const { child, done } = startCli(['serve', '--config', config, '--out', out, '--port', '0', '--rate-limit', 'off', '--access', 'open', '--health-max-age', '3153600000']);
+  const { child, done } = startCli(['serve', '--config', config, '--out', dir, '--port', '0', '--rate-limit', 'off', '--access', 'open', '--health-max-age', '3153600000']);
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  server = { url: '', child, done, stderr: () => err }; // stopped by afterAll whatever happens next
-  server.url = await new Promise<string>((ok, fail) => {
+  const served: Served = { url: '', child, done, stderr: () => err };
+  served.url = await new Promise<string>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error(`serve did not start: ${err}`)), 30_000);
     const onData = () => {
       const m = /listening on (http:\/\/[^\s]+)/.exec(err);
@@ -53,10 +65,25 @@ beforeAll(async () => {
       fail(new Error(`serve exited ${r.code}: ${r.stderr}`));
     });
   });
+  return served;
+}
+
+beforeAll(async () => {
+  const copy = copyOfSmallDemoDb();
+  nowMs = Date.parse(smallDemo().now);
+  out = snapshotTempDir('e2e-serve-');
+  runBuild({ config: defaultConfig(), dbPath: copy.path, outDir: out, nowMs });
+  db = copy.open();
+  baseUrl = snapshotInfo(out).base_url;
+  server = await startServe(out);
 }, 180_000);
 
 afterAll(async () => {
   db?.close();
+  if (published && published.child.exitCode === null) {
+    published.child.kill('SIGTERM');
+    await published.done;
+  }
   // The last test stops the server with SIGTERM; when it did not run (a filtered run, a failure), stop it
   // here the same way, and kill it should it not finish in time.
   const s = server;
@@ -75,6 +102,46 @@ describeE2e('serve: every endpoint over real HTTP equals the oracle', () => ({
   nowMs,
   baseUrl,
 }));
+
+describe('serve over a directory filled by publish', () => {
+  it('answers every request as serve over the snapshot directory does', async () => {
+    const pub = snapshotTempDir('e2e-published-');
+    const config = defaultConfig();
+    const summary = await runPublish({ config: { ...config, publish: { ...config.publish, target: { type: 'directory', path: pub } } }, outDir: out });
+    expect(summary.uploaded.objects).toBeGreaterThan(summary.files);
+    published = await startServe(pub);
+    // Every exact file's URL (a sample of the participants'), and list pages after real cursors.
+    const exact = readManifest(out)
+      .filter((p) => p.startsWith('v1/') && p.endsWith('.json'))
+      .filter((p, i) => !p.startsWith('v1/participants/') || i % 7 === 0)
+      .map(urlPathOfExact);
+    const targets = [...exact, '/openapi.json', '/.well-known/api-catalog', '/health/db', '/v1/nowhere'];
+    for (const list of ['/v1/participants?limit=7&country=BE', '/v1/events?limit=5', '/v1/incidents?limit=3', '/v1/anomalies?limit=2', '/v1/participants?sort=name.desc&limit=30']) {
+      let target: string | null = list;
+      for (let page = 0; target && page < 4; page++) {
+        targets.push(target);
+        const body = (await (await fetch(`${server!.url}${target}`)).json()) as { next_cursor?: string | null };
+        target = body.next_cursor ? `${list}&cursor=${encodeURIComponent(body.next_cursor)}` : null;
+      }
+    }
+    expect(targets.length).toBeGreaterThan(1000);
+    for (let i = 0; i < targets.length; i += 16) {
+      await Promise.all(
+        targets.slice(i, i + 16).map(async (t) => {
+          const [a, b] = await Promise.all([fetch(`${server!.url}${t}`), fetch(`${published!.url}${t}`)]);
+          const [ta, tb] = await Promise.all([a.text(), b.text()]);
+          expect({ t, status: b.status, etag: b.headers.get('etag'), type: b.headers.get('content-type'), body: tb }).toEqual({
+            t,
+            status: a.status,
+            etag: a.headers.get('etag'),
+            type: a.headers.get('content-type'),
+            body: ta,
+          });
+        }),
+      );
+    }
+  }, 180_000);
+});
 
 describe('serve: shutdown', () => {
   it('stops on SIGTERM with exit code 0', async () => {

@@ -143,13 +143,16 @@ beforeAll(async () => {
       { name: 'loader', modules: true, script: BUCKET_LOADER_SCRIPT, compatibilityDate: template.compatibility_date, routes: ['loader.edge.test/*'], r2Buckets: { BUCKET: 'snapshot' } },
     ],
   });
-  bucket = batchingBucket(async (body) => {
-    const res = await mf.dispatchFetch('http://loader.edge.test/', { method: 'POST', body });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`bucket loader: ${res.status} ${text}`);
+  bucket = batchingBucket(async (method, body, key) => {
+    const url = key === undefined ? 'http://loader.edge.test/' : `http://loader.edge.test/?key=${encodeURIComponent(key)}`;
+    // Typed as the Fetch API's Response: miniflare's own Response class has the same surface.
+    return (await mf.dispatchFetch(url, { method, ...(body !== null ? { body } : {}) })) as unknown as Response;
   });
   const filled = await fillBucket(bucket, demoOut, 'demo/');
   expect(filled.files).toBeGreaterThan(10_000);
+  // every file of the manifest, its shards and manifest.json
+  const shards = (JSON.parse(fs.readFileSync(path.join(demoOut, 'manifest.json'), 'utf8')) as { shards: unknown[] }).shards.length;
+  expect(filled.uploaded.objects).toBe(filled.files + shards + 1);
   await fillBucket(bucket, keyedOut, 'keyed/');
   for (const prefix of ['limited/', 'old/', 'live/', 'live2/']) await fillBucket(bucket, limitedOut, prefix);
   // a snapshot of a build from before snapshot.json carried the policy
