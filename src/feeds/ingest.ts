@@ -277,7 +277,7 @@ class SegmentIngester {
   private workerPool: ParserPool<Marker> | null = null;
   private reader: ReaderThread | null = null;
   /** Parses on this thread; one for the whole run, since the writer keeps its encoder's dictionary. */
-  private readonly inlinePool = new ParserPool<Marker>(0);
+  private inlinePool = new ParserPool<Marker>(0);
   private readonly insertSegment;
   private readonly finishSegment;
   private readonly insertReject;
@@ -300,7 +300,14 @@ class SegmentIngester {
   private poolFor(segs: SegmentRef[], first: number): ParserPool<Marker> {
     let bytes = 0;
     for (let i = first; i < segs.length; i++) bytes += segs[i]!.bytes * (segs[i]!.path.endsWith('.gz') ? 8 : 1);
-    if (this.workers === 0 || bytes < this.inlineBelowBytes) return this.inlinePool;
+    if (this.workers === 0 || bytes < this.inlineBelowBytes) {
+      if (this.inlinePool.failure) {
+        // It failed (and its dictionary with it): start over, as with dead workers.
+        this.inlinePool = new ParserPool<Marker>(0);
+        this.writer.forgetEncoder(0);
+      }
+      return this.inlinePool;
+    }
     this.workerPool ??= new ParserPool<Marker>(this.workers);
     return this.workerPool;
   }

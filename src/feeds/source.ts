@@ -254,6 +254,9 @@ export interface SegmentSink {
 /** Thrown inside a read that was asked to stop; never reported. */
 class Stopped extends Error {}
 
+/** The UTF-8 byte order mark. */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
 /** Bytes handed on at a time: whole lines, about this many. */
 export const CHUNK_BYTES = 512 * 1024;
 
@@ -317,8 +320,20 @@ async function readSegment(
       whole = 0;
       await chunk(out);
     };
+    // A UTF-8 byte order mark at the very start of the segment is dropped (RFC 8259 lets a parser
+    // ignore one there); anywhere else it is part of its line, which is then not JSON.
+    let head: Buffer | null = Buffer.alloc(0);
     for await (const c0 of src) {
-      let c = c0;
+      let c: Buffer = c0;
+      if (head !== null) {
+        c = head.length > 0 ? Buffer.concat([head, c]) : c;
+        if (c.length < BOM.length && BOM.subarray(0, c.length).equals(c)) {
+          head = c; // too short to tell yet
+          continue;
+        }
+        head = null;
+        if (c.subarray(0, BOM.length).equals(BOM)) c = c.subarray(BOM.length);
+      }
       if (skipping) {
         const nl = c.indexOf(10);
         if (nl < 0) continue;
@@ -339,6 +354,11 @@ async function readSegment(
       } else if (whole >= CHUNK_BYTES) {
         await handOn(whole);
       }
+    }
+    if (head !== null && head.length > 0) {
+      // The whole segment is a prefix of a byte order mark (one or two bytes): a line of its own.
+      parts.push(head);
+      held += head.length;
     }
     if (!skipping && held > 0) {
       const last = parts[parts.length - 1]!;

@@ -324,6 +324,11 @@ export class FeedWriter {
     for (const id of [...this.encoders.keys()]) if (id !== 0) this.encoders.delete(id);
   }
 
+  /** Forgets the dictionary of one encoder (it was replaced). */
+  forgetEncoder(id: number): void {
+    this.encoders.delete(id);
+  }
+
   /** Records the dictionary entries an encoder emitted (in emission order). */
   register(encoder: number, entries: DictEntry[]): void {
     let e = this.encoders.get(encoder);
