@@ -66,6 +66,8 @@ export interface IngestSummary {
   records_per_second: number;
   failed_sources: { name: string; url: string; error: string }[];
   refused_segments: { source: string; path: string; error: string }[];
+  /** Probe records older than the raw-probe pruning horizon, dropped (see FeedWriter.pastHorizon). */
+  probes_past_horizon: number;
 }
 
 interface SegmentCounts {
@@ -74,6 +76,7 @@ interface SegmentCounts {
   duplicates: number;
   rejects: number;
   bytes: number;
+  pastHorizon: number;
 }
 
 const zeroRecords = (): Record<FeedKind, number> => Object.fromEntries(FEED_KINDS.map((k) => [k, 0])) as Record<FeedKind, number>;
@@ -101,6 +104,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     records_per_second: 0,
     failed_sources: [],
     refused_segments: [],
+    probes_past_horizon: 0,
   };
   const ingester = new SegmentIngester(db, now, opts.workers ?? defaultWorkers(), opts.inlineBelowBytes ?? INLINE_BELOW_BYTES);
   try {
@@ -153,6 +157,7 @@ export function formatIngestSummary(s: IngestSummary): string {
       `${s.records_total} records${kinds ? ` (${kinds})` : ''}, ${s.duplicates} duplicates, ${s.rejects} rejects, ` +
       `${(s.bytes / 1e6).toFixed(1)} MB in ${s.seconds} s (${s.records_per_second} records/s)`,
   ];
+  if (s.probes_past_horizon > 0) lines.push(`${s.probes_past_horizon} probe record(s) older than the raw-probe pruning horizon dropped`);
   for (const f of s.failed_sources) lines.push(`source failed: ${f.name}: ${f.error}`);
   return lines.join('\n');
 }
@@ -190,8 +195,6 @@ async function ingestSource(
   for (const row of db.prepare('SELECT path, sha256 FROM segments WHERE source_id = ?').iterate(sourceId) as Iterable<{ path: string; sha256: string }>) {
     done.set(row.path, row.sha256);
   }
-  const todo = index.segments.filter((s) => !done.has(s.path));
-  summary.segments_skipped += index.segments.length - todo.length;
   for (const s of index.segments) {
     const had = done.get(s.path);
     if (had !== undefined && had !== s.sha256) {
@@ -201,6 +204,20 @@ async function ingestSource(
       return error;
     }
   }
+  // A segment is known by its content: one whose bytes were ingested before, from any source under
+  // any path (or listed twice here), is not ingested again. A source moved to a new directory or
+  // URL, or renamed, thus brings back nothing (not even raw probes pruned since). The same bytes
+  // read another way (listed with .gz once and without once) are not the same content.
+  const ingested = db.prepare("SELECT 1 FROM segments WHERE sha256 = ? AND (substr(path, -3) = '.gz') = ? LIMIT 1").pluck();
+  const listed = new Set<string>();
+  const todo = index.segments.filter((s) => {
+    const gz = s.path.endsWith('.gz');
+    const key = `${s.sha256}${gz ? '.gz' : ''}`;
+    const fresh = !done.has(s.path) && !listed.has(key) && ingested.get(s.sha256, gz ? 1 : 0) === undefined;
+    listed.add(key);
+    return fresh;
+  });
+  summary.segments_skipped += index.segments.length - todo.length;
   const onSegment = (i: number, counts: SegmentCounts | null) => {
     const seg = todo[i]!;
     if (counts === null) {
@@ -211,8 +228,10 @@ async function ingestSource(
     summary.bytes += counts.bytes;
     summary.duplicates += counts.duplicates;
     summary.rejects += counts.rejects;
+    summary.probes_past_horizon += counts.pastHorizon;
     for (const k of FEED_KINDS) summary.records[k] += counts.records[k];
     if (counts.rejects > 0) log(`${name}: ${seg.path}: ${counts.rejects} rejected line(s) kept in the rejects table`);
+    if (counts.pastHorizon > 0) log(`${name}: ${seg.path}: ${counts.pastHorizon} probe record(s) older than the raw-probe pruning horizon dropped (that period is rolled up)`);
   };
   // Segments are read ahead; a failed one stops the reading there. A transient failure retries from
   // that segment with exponential backoff (the count starts over once a later segment is reached).
@@ -415,6 +434,7 @@ class SegmentIngester {
           counts.bytes = m.bytes;
           writer.flush();
           counts.duplicates = writer.duplicates;
+          counts.pastHorizon = writer.pastHorizon;
           const records = FEED_KINDS.reduce((n, k) => n + counts.records[k], 0);
           this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, writer.minAt, writer.maxAt, segmentId);
           db.exec('RELEASE segment');
@@ -470,5 +490,5 @@ class SegmentIngester {
 }
 
 function newCounts(): SegmentCounts {
-  return { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0 };
+  return { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0, pastHorizon: 0 };
 }
