@@ -19,8 +19,8 @@ function reference(bytes: Uint8Array, encoder: RowEncoder): ChunkResult {
   // (after the last '\n': nothing, or a line without its end, which is not counted)
   parts.forEach((bytes, index) => {
     const raw = bytes.toString('utf8');
+    if (bytes.length > MAX_LINE_BYTES) return void rejects.push(rejectOf(index, TOO_LONG, raw));
     if (!isUtf8(bytes)) return void rejects.push(rejectOf(index, NOT_UTF8, raw));
-    if (Buffer.byteLength(raw) > MAX_LINE_BYTES) return void rejects.push(rejectOf(index, TOO_LONG, raw));
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim().length === 0) return;
     const r = parseFeedLineFast(line);

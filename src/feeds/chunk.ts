@@ -66,7 +66,8 @@ export function parseLine(line: string): ParseResult {
 
 /**
  * Parses `bytes`: text of whole lines, each terminated by '\n'. A line whose bytes are not UTF-8 is
- * rejected (decoding would silently replace them and store text that was never sent).
+ * rejected (decoding would silently replace them and store text that was never sent), unless it is
+ * rejected for its length.
  */
 export function parseChunk(bytes: Uint8Array, encoder: RowEncoder): ChunkResult {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -101,8 +102,9 @@ export function parseChunk(bytes: Uint8Array, encoder: RowEncoder): ChunkResult 
       // Rare: line by line, so that only the lines with bad bytes are rejected.
       for (let start = from, nl = buf.indexOf(10, from); nl >= 0 && nl < to; start = nl + 1, nl = buf.indexOf(10, start), index++) {
         const line = buf.subarray(start, nl);
-        if (isUtf8(line)) take(line.toString('utf8'));
-        else rejects.push(rejectOf(index, NOT_UTF8, line.toString('utf8')));
+        // (an over-long line is that first, as when the reader cuts it short)
+        if (line.length <= MAX_LINE_BYTES && !isUtf8(line)) rejects.push(rejectOf(index, NOT_UTF8, line.toString('utf8')));
+        else take(line.toString('utf8'));
       }
     }
     from = to;
