@@ -7,8 +7,10 @@
 // - sha256 and size are verified over the bytes as stored while streaming, before COMMIT; a segment
 //   whose bytes do not match is refused whole, and the source stops there (segments are ordered).
 // - Memory does not grow with segment size: bytes are streamed, lines are handled as they arrive, and
-//   an over-long line is rejected without being held whole.
-// - A line that is not JSON or fails its schema becomes a `rejects` row and never aborts the segment.
+//   an over-long line is rejected without being held whole. HTTP segments are fetched ahead several at
+//   once, within a bound in bytes and segments, and applied in feed order.
+// - Any line that is not a valid record becomes a `rejects` row and never aborts the segment.
+// - A segment whose content (sha256) was ingested before, from any source or path, is skipped.
 // - A source that stays unreachable after retries is reported; the other sources still ingest.
 import { resolve } from 'node:path';
 import { openDb, type Db } from '../db/index.js';
@@ -27,6 +29,7 @@ import {
   SourceError,
   withRetries,
   CHUNK_BYTES,
+  DEFAULT_CONCURRENCY,
   type HttpOptions,
   type ReadError,
   type SegmentRef,
@@ -233,13 +236,22 @@ async function ingestSource(
     if (counts.rejects > 0) log(`${name}: ${seg.path}: ${counts.rejects} rejected line(s) kept in the rejects table`);
     if (counts.pastHorizon > 0) log(`${name}: ${seg.path}: ${counts.pastHorizon} probe record(s) older than the raw-probe pruning horizon dropped (that period is rolled up)`);
   };
-  // Segments are read ahead; a failed one stops the reading there. A transient failure retries from
-  // that segment with exponential backoff (the count starts over once a later segment is reached).
+  // Segments are read ahead; a failed one stops the reading there. An HTTP segment's request is
+  // retried on its own while fetched ahead (FetchAhead in source.ts); a transient failure that reaches
+  // here (a body cut off while read) retries from that segment with exponential backoff (the count
+  // starts over once a later segment is reached).
   let next = 0;
   let attempt = 0;
   while (next < todo.length) {
-    const r = await ingester.ingest(url, http, sourceId, todo, next, onSegment, (i, lines) =>
-      progress.update(`${name}: segment ${i + 1}/${todo.length} ${todo[i]!.path}: ${lines} lines`),
+    const r = await ingester.ingest(
+      url,
+      http,
+      sourceId,
+      todo,
+      next,
+      onSegment,
+      (i, lines) => progress.update(`${name}: segment ${i + 1}/${todo.length} ${todo[i]!.path}: ${lines} lines`),
+      (i, message) => log(`${name}: ${todo[i]!.path}: ${message}`),
     );
     if (r.failure === null) return null;
     const { index: failed, error: e } = r.failure;
@@ -364,6 +376,7 @@ class SegmentIngester {
     first: number,
     onSegment: (index: number, counts: SegmentCounts | null) => void,
     onProgress: (index: number, lines: number) => void,
+    onRetry: (index: number, message: string) => void,
   ): Promise<IngestRun> {
     const { db, writer } = this;
     const pool = this.poolFor(segs, first);
@@ -461,17 +474,20 @@ class SegmentIngester {
       },
       end: (index, bytes) => pool.submitMarker({ end: index, bytes }),
       error: (index, error) => pool.submitMarker({ failed: index, error }),
+      retry: (index, message) => {
+        if (failure === null) onRetry(index, message);
+      },
     };
     try {
       if (reader) {
         // Read ahead by READ_AHEAD_BYTES per worker (see there).
-        const options = { timeout_ms: http.timeout_ms, retries: http.retries, retry_base_ms: http.retry_base_ms };
+        const options: HttpOptions = { timeout_ms: http.timeout_ms, retries: http.retries, retry_base_ms: http.retry_base_ms, concurrency: http.concurrency ?? DEFAULT_CONCURRENCY };
         const credits = Math.max(4, Math.round((pool.threads * READ_AHEAD_BYTES) / CHUNK_BYTES));
         await Promise.race([reader.read(url, options, segs, first, credits, sink), pool.failed]);
       } else {
         const source = openSource(url, http);
         try {
-          await readSegments(source, segs, first, sink, () => failure !== null);
+          await readSegments(source, segs, first, sink, () => failure !== null, http);
         } finally {
           await source.close();
         }

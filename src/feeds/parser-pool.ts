@@ -169,6 +169,7 @@ export type FromReader =
   | { gen: number; type: 'tooLong'; index: number; start: string }
   | { gen: number; type: 'end'; index: number; bytes: number }
   | { gen: number; type: 'error'; index: number; error: ReadError }
+  | { gen: number; type: 'retry'; index: number; message: string }
   | { gen: number; type: 'done' };
 
 /**
@@ -199,6 +200,8 @@ export class ReaderThread {
           return sink.end(m.index, m.bytes);
         case 'error':
           return sink.error(m.index, m.error);
+        case 'retry':
+          return sink.retry?.(m.index, m.message);
         case 'done':
           this.sink = null;
           return this.finished?.();
