@@ -60,7 +60,7 @@ program
 program
   .command('fuzz')
   .description('ingest mutated feed lines (five in six mutated) and check each line against the feed schema (docs/ingest.md)')
-  .option('--lines <n>', 'lines in all', '1000000')
+  .option('--lines <n>', 'lines in all', '200000')
   .option('--per-segment <n>', 'lines per segment', '10000')
   .option('--seed <n>', 'seed of the line generator (default: random, printed)')
   .option('--workers <list>', 'parse workers of each run, comma-separated (the databases must be equal)', '2')
