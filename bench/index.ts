@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchApi } from './api.js';
 import { benchDerive } from './derive.js';
+import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
 
 const self = fileURLToPath(import.meta.url);
@@ -54,6 +55,24 @@ program
       (line) => process.stderr.write(`${line}\n`),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('fuzz')
+  .description('ingest mutated feed lines (five in six mutated) and check each line against the feed schema (docs/ingest.md)')
+  .option('--lines <n>', 'lines in all', '200000')
+  .option('--per-segment <n>', 'lines per segment', '10000')
+  .option('--seed <n>', 'seed of the line generator (default: random, printed)')
+  .option('--workers <list>', 'parse workers of each run, comma-separated (the databases must be equal)', '2')
+  .option('--dir <dir>', 'working directory (feed and databases)', '.bench/fuzz')
+  .action(async (o: { lines: string; perSegment: string; seed?: string; workers: string; dir: string }) => {
+    const seed = o.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(o.seed);
+    process.stderr.write(`fuzz: seed ${seed}\n`);
+    const r = await runFuzz({ seed, lines: Number(o.lines), perSegment: Number(o.perSegment), dir: o.dir, workers: o.workers.split(',').map(Number) });
+    for (const p of r.problems) process.stderr.write(`fuzz: ${p}\n`);
+    const { summaries, problems, ...rest } = r;
+    process.stdout.write(`${JSON.stringify({ bench: 'fuzz', ...rest, problems: problems.length, records_per_second: summaries.map((s) => s.records_per_second), machine: machine() })}\n`);
+    if (problems.length > 0) process.exitCode = 1;
   });
 
 program.command('ingest-child <dir> <db>', { hidden: true }).action(async (dir: string, db: string) => ingestChild(dir, db));

@@ -203,4 +203,13 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+// A command whose work stops short (waiting on a promise nothing will ever settle, so the event loop
+// runs dry) would otherwise end with Node's exit code 13 and not a word: say so, and exit 1.
+let finished = false;
+process.once('beforeExit', () => {
+  if (finished) return;
+  process.stderr.write('peppol-snapshot: internal error: the command stopped before it finished (it was left waiting for work that never came); please report this\n');
+  process.exitCode = EXIT_FAILURE;
+});
 await main(process.argv);
+finished = true;

@@ -59,7 +59,7 @@ describe('defaults', () => {
       sources: [{ name: 'demo', url: path.join(dir, 'data/demo-feeds') }],
       database: path.join(dir, 'data/peppol.sqlite'),
       out: path.join(dir, 'out'),
-      ingest: { timeout_ms: 30000, retries: 4, retry_base_ms: 250, workers: availableParallelism() },
+      ingest: { timeout_ms: 30000, retries: 4, retry_base_ms: 250, concurrency: 8, workers: availableParallelism() },
       render: { base_url: 'http://127.0.0.1:8787', chunk_max_items: 1000, chunk_max_bytes: 65536, gzip: false },
       publish: {
         target: { type: 'directory', path: path.join(dir, 'publish') },
@@ -82,7 +82,7 @@ describe('defaults', () => {
 
   it('partial sections keep the defaults of the keys they leave out', () => {
     const c = parseConfig({ ingest: { retries: 0 }, edge: { rate_limit: { requests: 5 }, access: { mode: 'keyed', tiers: { network: ['/v1/hosts'] } } } }, '/srv');
-    expect(c.ingest).toEqual({ timeout_ms: 30000, retries: 0, retry_base_ms: 250, workers: availableParallelism() });
+    expect(c.ingest).toEqual({ timeout_ms: 30000, retries: 0, retry_base_ms: 250, concurrency: 8, workers: availableParallelism() });
     expect(c.edge.rate_limit).toEqual({ requests: 5, window_seconds: 60, keyed_multiplier: 10 });
     expect(c.edge.access).toEqual({ mode: 'keyed', tiers: { network: ['/v1/hosts'], market: DEFAULT_MARKET_TIER } });
     expect(c.configPath).toBeNull();
@@ -202,6 +202,7 @@ describe('problems', () => {
     ]);
     // Several failing checks of one value give one line.
     expect(problems({ ingest: { workers: -1.5 } })).toEqual(['ingest.workers: expected an integer from 0 to 32, got -1.5']);
+    expect(problems({ ingest: { concurrency: 0 } })).toEqual(['ingest.concurrency: expected an integer from 1 to 64, got 0']);
     // Keys of the target depend on its type.
     expect(problems({ publish: { target: { type: 'directory', paht: 'x' } } })).toEqual([
       'publish.target.paht: unknown key (did you mean "path"?)',

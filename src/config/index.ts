@@ -29,6 +29,8 @@ export interface IngestConfig {
   timeout_ms: number;
   retries: number;
   retry_base_ms: number;
+  /** Segment requests of an HTTP source in flight at once. */
+  concurrency: number;
   /** Parse worker threads; 0 parses on the ingesting thread. */
   workers: number;
 }

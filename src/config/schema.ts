@@ -97,6 +97,11 @@ const ingest = z
       retry_base_ms: int(0, 60_000)
         .default(250)
         .describe('First backoff delay, in milliseconds; it doubles with every retry (with +/-25% jitter).'),
+      concurrency: int(1, 64)
+        .default(8)
+        .describe(
+          'Segment requests of an HTTP source in flight at once. Segments are fetched ahead of the one being ingested (bounded in bytes) and applied in feed order; a request waiting for its retry holds no place.',
+        ),
       workers: int(0, 32)
         .optional()
         .describe('Parse worker threads (JSON parsing and validation); 0 parses on the main thread. Default: one per CPU core.'),

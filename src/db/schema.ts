@@ -231,6 +231,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'segments found by their content (sha256), wherever they are served from',
+    sql: `
+      -- A segment whose bytes were ingested before (from any source, under any path) is not ingested
+      -- again: ingest looks each listed segment up by its sha256.
+      CREATE INDEX segments_sha256 ON segments (sha256);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

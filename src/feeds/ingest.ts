@@ -7,8 +7,10 @@
 // - sha256 and size are verified over the bytes as stored while streaming, before COMMIT; a segment
 //   whose bytes do not match is refused whole, and the source stops there (segments are ordered).
 // - Memory does not grow with segment size: bytes are streamed, lines are handled as they arrive, and
-//   an over-long line is rejected without being held whole.
-// - A line that is not JSON or fails its schema becomes a `rejects` row and never aborts the segment.
+//   an over-long line is rejected without being held whole. HTTP segments are fetched ahead several at
+//   once, within a bound in bytes and segments, and applied in feed order.
+// - Any line that is not a valid record becomes a `rejects` row and never aborts the segment.
+// - A segment whose content (sha256) was ingested before, from any source or path, is skipped.
 // - A source that stays unreachable after retries is reported; the other sources still ingest.
 import { resolve } from 'node:path';
 import { openDb, type Db } from '../db/index.js';
@@ -27,6 +29,7 @@ import {
   SourceError,
   withRetries,
   CHUNK_BYTES,
+  DEFAULT_CONCURRENCY,
   type HttpOptions,
   type ReadError,
   type SegmentRef,
@@ -66,6 +69,8 @@ export interface IngestSummary {
   records_per_second: number;
   failed_sources: { name: string; url: string; error: string }[];
   refused_segments: { source: string; path: string; error: string }[];
+  /** Probe records older than the raw-probe pruning horizon, dropped (see FeedWriter.pastHorizon). */
+  probes_past_horizon: number;
 }
 
 interface SegmentCounts {
@@ -74,6 +79,7 @@ interface SegmentCounts {
   duplicates: number;
   rejects: number;
   bytes: number;
+  pastHorizon: number;
 }
 
 const zeroRecords = (): Record<FeedKind, number> => Object.fromEntries(FEED_KINDS.map((k) => [k, 0])) as Record<FeedKind, number>;
@@ -101,6 +107,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     records_per_second: 0,
     failed_sources: [],
     refused_segments: [],
+    probes_past_horizon: 0,
   };
   const ingester = new SegmentIngester(db, now, opts.workers ?? defaultWorkers(), opts.inlineBelowBytes ?? INLINE_BELOW_BYTES);
   try {
@@ -153,6 +160,7 @@ export function formatIngestSummary(s: IngestSummary): string {
       `${s.records_total} records${kinds ? ` (${kinds})` : ''}, ${s.duplicates} duplicates, ${s.rejects} rejects, ` +
       `${(s.bytes / 1e6).toFixed(1)} MB in ${s.seconds} s (${s.records_per_second} records/s)`,
   ];
+  if (s.probes_past_horizon > 0) lines.push(`${s.probes_past_horizon} probe record(s) older than the raw-probe pruning horizon dropped`);
   for (const f of s.failed_sources) lines.push(`source failed: ${f.name}: ${f.error}`);
   return lines.join('\n');
 }
@@ -190,8 +198,6 @@ async function ingestSource(
   for (const row of db.prepare('SELECT path, sha256 FROM segments WHERE source_id = ?').iterate(sourceId) as Iterable<{ path: string; sha256: string }>) {
     done.set(row.path, row.sha256);
   }
-  const todo = index.segments.filter((s) => !done.has(s.path));
-  summary.segments_skipped += index.segments.length - todo.length;
   for (const s of index.segments) {
     const had = done.get(s.path);
     if (had !== undefined && had !== s.sha256) {
@@ -201,6 +207,20 @@ async function ingestSource(
       return error;
     }
   }
+  // A segment is known by its content: one whose bytes were ingested before, from any source under
+  // any path (or listed twice here), is not ingested again. A source moved to a new directory or
+  // URL, or renamed, thus brings back nothing (not even raw probes pruned since). The same bytes
+  // read another way (listed with .gz once and without once) are not the same content.
+  const ingested = db.prepare("SELECT 1 FROM segments WHERE sha256 = ? AND (substr(path, -3) = '.gz') = ? LIMIT 1").pluck();
+  const listed = new Set<string>();
+  const todo = index.segments.filter((s) => {
+    const gz = s.path.endsWith('.gz');
+    const key = `${s.sha256}${gz ? '.gz' : ''}`;
+    const fresh = !done.has(s.path) && !listed.has(key) && ingested.get(s.sha256, gz ? 1 : 0) === undefined;
+    listed.add(key);
+    return fresh;
+  });
+  summary.segments_skipped += index.segments.length - todo.length;
   const onSegment = (i: number, counts: SegmentCounts | null) => {
     const seg = todo[i]!;
     if (counts === null) {
@@ -211,16 +231,27 @@ async function ingestSource(
     summary.bytes += counts.bytes;
     summary.duplicates += counts.duplicates;
     summary.rejects += counts.rejects;
+    summary.probes_past_horizon += counts.pastHorizon;
     for (const k of FEED_KINDS) summary.records[k] += counts.records[k];
     if (counts.rejects > 0) log(`${name}: ${seg.path}: ${counts.rejects} rejected line(s) kept in the rejects table`);
+    if (counts.pastHorizon > 0) log(`${name}: ${seg.path}: ${counts.pastHorizon} probe record(s) older than the raw-probe pruning horizon dropped (that period is rolled up)`);
   };
-  // Segments are read ahead; a failed one stops the reading there. A transient failure retries from
-  // that segment with exponential backoff (the count starts over once a later segment is reached).
+  // Segments are read ahead; a failed one stops the reading there. An HTTP segment's request is
+  // retried on its own while fetched ahead (FetchAhead in source.ts); a transient failure that reaches
+  // here (a body cut off while read) retries from that segment with exponential backoff (the count
+  // starts over once a later segment is reached).
   let next = 0;
   let attempt = 0;
   while (next < todo.length) {
-    const r = await ingester.ingest(url, http, sourceId, todo, next, onSegment, (i, lines) =>
-      progress.update(`${name}: segment ${i + 1}/${todo.length} ${todo[i]!.path}: ${lines} lines`),
+    const r = await ingester.ingest(
+      url,
+      http,
+      sourceId,
+      todo,
+      next,
+      onSegment,
+      (i, lines) => progress.update(`${name}: segment ${i + 1}/${todo.length} ${todo[i]!.path}: ${lines} lines`),
+      (i, message) => log(`${name}: ${todo[i]!.path}: ${message}`),
     );
     if (r.failure === null) return null;
     const { index: failed, error: e } = r.failure;
@@ -277,7 +308,7 @@ class SegmentIngester {
   private workerPool: ParserPool<Marker> | null = null;
   private reader: ReaderThread | null = null;
   /** Parses on this thread; one for the whole run, since the writer keeps its encoder's dictionary. */
-  private readonly inlinePool = new ParserPool<Marker>(0);
+  private inlinePool = new ParserPool<Marker>(0);
   private readonly insertSegment;
   private readonly finishSegment;
   private readonly insertReject;
@@ -300,7 +331,14 @@ class SegmentIngester {
   private poolFor(segs: SegmentRef[], first: number): ParserPool<Marker> {
     let bytes = 0;
     for (let i = first; i < segs.length; i++) bytes += segs[i]!.bytes * (segs[i]!.path.endsWith('.gz') ? 8 : 1);
-    if (this.workers === 0 || bytes < this.inlineBelowBytes) return this.inlinePool;
+    if (this.workers === 0 || bytes < this.inlineBelowBytes) {
+      if (this.inlinePool.failure) {
+        // It failed (and its dictionary with it): start over, as with dead workers.
+        this.inlinePool = new ParserPool<Marker>(0);
+        this.writer.forgetEncoder(0);
+      }
+      return this.inlinePool;
+    }
     this.workerPool ??= new ParserPool<Marker>(this.workers);
     return this.workerPool;
   }
@@ -338,6 +376,7 @@ class SegmentIngester {
     first: number,
     onSegment: (index: number, counts: SegmentCounts | null) => void,
     onProgress: (index: number, lines: number) => void,
+    onRetry: (index: number, message: string) => void,
   ): Promise<IngestRun> {
     const { db, writer } = this;
     const pool = this.poolFor(segs, first);
@@ -408,6 +447,7 @@ class SegmentIngester {
           counts.bytes = m.bytes;
           writer.flush();
           counts.duplicates = writer.duplicates;
+          counts.pastHorizon = writer.pastHorizon;
           const records = FEED_KINDS.reduce((n, k) => n + counts.records[k], 0);
           this.finishSegment.run(counts.lines, records, counts.duplicates, counts.rejects, writer.minAt, writer.maxAt, segmentId);
           db.exec('RELEASE segment');
@@ -434,17 +474,20 @@ class SegmentIngester {
       },
       end: (index, bytes) => pool.submitMarker({ end: index, bytes }),
       error: (index, error) => pool.submitMarker({ failed: index, error }),
+      retry: (index, message) => {
+        if (failure === null) onRetry(index, message);
+      },
     };
     try {
       if (reader) {
         // Read ahead by READ_AHEAD_BYTES per worker (see there).
-        const options = { timeout_ms: http.timeout_ms, retries: http.retries, retry_base_ms: http.retry_base_ms };
+        const options: HttpOptions = { timeout_ms: http.timeout_ms, retries: http.retries, retry_base_ms: http.retry_base_ms, concurrency: http.concurrency ?? DEFAULT_CONCURRENCY };
         const credits = Math.max(4, Math.round((pool.threads * READ_AHEAD_BYTES) / CHUNK_BYTES));
         await Promise.race([reader.read(url, options, segs, first, credits, sink), pool.failed]);
       } else {
         const source = openSource(url, http);
         try {
-          await readSegments(source, segs, first, sink, () => failure !== null);
+          await readSegments(source, segs, first, sink, () => failure !== null, http);
         } finally {
           await source.close();
         }
@@ -463,5 +506,5 @@ class SegmentIngester {
 }
 
 function newCounts(): SegmentCounts {
-  return { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0 };
+  return { lines: 0, records: zeroRecords(), duplicates: 0, rejects: 0, bytes: 0, pastHorizon: 0 };
 }

@@ -53,8 +53,10 @@ if ((workerData as { role?: string } | null)?.role === 'reader') {
           tooLong: (index, start) => post({ gen: g, type: 'tooLong', index, start }),
           end: (index, bytes) => post({ gen: g, type: 'end', index, bytes }),
           error: (index, error) => post({ gen: g, type: 'error', index, error }),
+          retry: (index, message) => post({ gen: g, type: 'retry', index, message }),
         },
         isStopped,
+        m.http,
       );
     } finally {
       await source.close().catch(() => {});

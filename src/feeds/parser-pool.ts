@@ -104,12 +104,22 @@ export class ParserPool<M> {
    */
   submit(bytes: Uint8Array): void {
     if (this.failure) throw this.failure;
-    const seq = this.nextSeq++;
     if (this.workers.length === 0) {
-      this.pending.set(seq, { result: parseChunk(bytes, this.inline), encoder: 0 });
+      let result: ChunkResult;
+      try {
+        result = parseChunk(bytes, this.inline);
+      } catch (e) {
+        // As if a worker died (parseChunk rejects bad lines, so this is a bug): the pool fails and
+        // whoever waits on it hears so, instead of waiting forever for this chunk's result.
+        const failure = new Error(`parsing failed: ${e instanceof Error ? e.message : String(e)}`);
+        this.fail(failure);
+        throw failure;
+      }
+      this.pending.set(this.nextSeq++, { result, encoder: 0 });
       this.flush();
       return;
     }
+    const seq = this.nextSeq++;
     let i = 0;
     for (let j = 1; j < this.workers.length; j++) if (this.inflight[j]! < this.inflight[i]!) i = j;
     this.inflight[i]!++;
@@ -159,6 +169,7 @@ export type FromReader =
   | { gen: number; type: 'tooLong'; index: number; start: string }
   | { gen: number; type: 'end'; index: number; bytes: number }
   | { gen: number; type: 'error'; index: number; error: ReadError }
+  | { gen: number; type: 'retry'; index: number; message: string }
   | { gen: number; type: 'done' };
 
 /**
@@ -189,6 +200,8 @@ export class ReaderThread {
           return sink.end(m.index, m.bytes);
         case 'error':
           return sink.error(m.index, m.error);
+        case 'retry':
+          return sink.retry?.(m.index, m.message);
         case 'done':
           this.sink = null;
           return this.finished?.();

@@ -282,11 +282,24 @@ export function parseFeedValue(value: unknown): ParseResult {
   const kind = (value as { kind?: unknown }).kind;
   // Own keys only: `kind in FEED_SCHEMAS` would accept inherited names such as "toString" and throw.
   if (typeof kind !== 'string' || !Object.hasOwn(FEED_SCHEMAS, kind)) {
-    return { ok: false, error: `kind: expected one of ${FEED_KINDS.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}` };
+    return { ok: false, error: `kind: expected one of ${FEED_KINDS.join(', ')}, got ${preview(kind)}` };
   }
   if (kind === 'probe') return parseProbe(value as Record<string, unknown>);
   if (kind === 'smp') return parseSmp(value as Record<string, unknown>);
   return finish(FEED_SCHEMAS[kind as FeedKind].safeParse(value));
+}
+
+/**
+ * A short description of a value for an error text: scalars as JSON (strings cut to 40 characters),
+ * arrays and objects by their type only. Never walks into the value: a line may nest thousands of
+ * levels deep, and JSON.stringify of that exhausts the stack.
+ */
+export function preview(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object' && v !== null) return 'an object';
+  return JSON.stringify(v);
 }
 
 function finish(r: { success: true; data: unknown } | { success: false; error: z.ZodError }): ParseResult {

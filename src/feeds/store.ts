@@ -5,6 +5,7 @@
 // longer exist (the dictionary payloads themselves stay valid).
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/index.js';
+import { prunedBefore } from '../derive/hosts/step.js';
 import { D_CERT, D_ENDPOINTS, D_HOST, D_LOCATION, D_NETWORK, D_RESET, DIM_TYPES, type DictEntry, KIND_BY_CODE, PROBE_NUMS, type Row, type RowBatch, unnum } from './rows.js';
 import type { FeedKind } from './schema.js';
 
@@ -90,8 +91,10 @@ export class FeedWriter {
   private readonly s: Record<string, Statement>;
   /** [one row, many rows] per participant observation table. */
   private readonly obsInserts: [Statement, Statement][];
+  /** Raw probes before this instant were rolled up and pruned (-Infinity: none were). */
+  private horizon = -Infinity;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       host: p('INSERT INTO hosts (hostname) VALUES (?) ON CONFLICT (hostname) DO UPDATE SET hostname = hostname RETURNING id, role'),
@@ -125,15 +128,23 @@ export class FeedWriter {
     this.obsInserts = OBS_TABLES.map((t, i) => [p(multiRow(t, OBS_COLUMNS[i]!, 1)), p(multiRow(t, OBS_COLUMNS[i]!, OBS_PER_INSERT))]);
   }
 
-  /** Starts counting a new segment: time span and duplicates. */
+  /** Starts counting a new segment: time span, duplicates, probes past the pruning horizon. */
   startSegment(): void {
     this.minAt = null;
     this.maxAt = null;
     this.duplicates = 0;
+    this.pastHorizon = 0;
+    this.horizon = prunedBefore(this.db) ?? -Infinity;
   }
 
   /** Observations already stored (same key), counted as rows are written. */
   duplicates = 0;
+  /**
+   * Probe records older than the raw-probe pruning horizon (`build` rolled that period up and pruned
+   * its raw checks), counted and dropped: they would never be derived, and would bring back raw
+   * samples the retention removed.
+   */
+  pastHorizon = 0;
 
   // The high-volume observations are buffered and written sorted by their table's key: probes by
   // (host, location, time), participant observations by participant. Inserts then sweep the B-trees
@@ -324,6 +335,11 @@ export class FeedWriter {
     for (const id of [...this.encoders.keys()]) if (id !== 0) this.encoders.delete(id);
   }
 
+  /** Forgets the dictionary of one encoder (it was replaced). */
+  forgetEncoder(id: number): void {
+    this.encoders.delete(id);
+  }
+
   /** Records the dictionary entries an encoder emitted (in emission order). */
   register(encoder: number, entries: DictEntry[]): void {
     let e = this.encoders.get(encoder);
@@ -423,6 +439,12 @@ export class FeedWriter {
     for (let i = 0; i < kinds.length; i++) {
       const kind = kinds[i]!;
       const at = kind < 4 ? nums[ni]! : (other[oi]![1] as number);
+      if (kind === 0 && at < this.horizon) {
+        this.pastHorizon++;
+        ni += PROBE_NUMS;
+        si += 1;
+        continue;
+      }
       this.span(at);
       counts[KIND_BY_CODE[kind]!]++;
       switch (kind) {

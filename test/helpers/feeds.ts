@@ -50,6 +50,19 @@ export function writeFeedDir(dir: string, segments: SegmentSpec[]): WrittenSegme
   return index;
 }
 
+/** Writes segments given as their bytes (as stored) and a matching feeds.json into dir. */
+export function writeFeedDirBytes(dir: string, segments: { path: string; bytes: Buffer }[]): WrittenSegment[] {
+  const index: WrittenSegment[] = [];
+  for (const s of segments) {
+    const file = join(dir, s.path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, s.bytes);
+    index.push({ path: s.path, sha256: createHash('sha256').update(s.bytes).digest('hex'), bytes: s.bytes.length });
+  }
+  writeIndex(dir, index);
+  return index;
+}
+
 export function writeIndex(dir: string, segments: WrittenSegment[]): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'feeds.json'), `${JSON.stringify({ segments }, null, 1)}\n`);

@@ -11,11 +11,16 @@ export interface FeedServerOptions {
   alwaysStatus?: number;
   /** Serve only the first `bytes` of this path, then keep the connection open without finishing. */
   stall?: { path: string; bytes: number };
+  /** Answer each request only after this many milliseconds (requests then overlap). */
+  delayMs?: number;
 }
 
 export interface FeedServer {
   url: string;
+  /** Requests per path, in the order of their first request. */
   requests: Map<string, number>;
+  /** The most requests that waited for their answer (status and headers) at once. */
+  maxWaiting: number;
   options: FeedServerOptions;
   close(): Promise<void>;
 }
@@ -23,10 +28,19 @@ export interface FeedServer {
 export async function startFeedServer(dir: string, options: FeedServerOptions = {}): Promise<FeedServer> {
   const requests = new Map<string, number>();
   const open = new Set<ServerResponse>();
+  let waiting = 0;
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).replace(/^\/+/, '');
     const n = (requests.get(path) ?? 0) + 1;
     requests.set(path, n);
+    waiting++;
+    server.maxWaiting = Math.max(server.maxWaiting, waiting);
+    const delay = server.options.delayMs ?? 0;
+    if (delay > 0) setTimeout(() => answer(path, n, res), delay);
+    else answer(path, n, res);
+  };
+  const answer = (path: string, n: number, res: ServerResponse) => {
+    waiting--;
     const o = server.options;
     if (o.alwaysStatus) return void res.writeHead(o.alwaysStatus).end('unavailable');
     if (o.failFirstWith && n === 1) return void res.writeHead(o.failFirstWith).end('try again');
@@ -50,6 +64,7 @@ export async function startFeedServer(dir: string, options: FeedServerOptions = 
   const server: FeedServer = {
     url: `http://127.0.0.1:${port}/`,
     requests,
+    maxWaiting: 0,
     options,
     close: () =>
       new Promise<void>((ok) => {
