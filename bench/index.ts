@@ -8,6 +8,7 @@ import { benchApi } from './api.js';
 import { benchDerive } from './derive.js';
 import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
+import { benchPublish } from './publish.js';
 
 const self = fileURLToPath(import.meta.url);
 const machine = () => `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -73,6 +74,24 @@ program
     const { summaries, problems, ...rest } = r;
     process.stdout.write(`${JSON.stringify({ bench: 'fuzz', ...rest, problems: problems.length, records_per_second: summaries.map((s) => s.records_per_second), machine: machine() })}\n`);
     if (problems.length > 0) process.exitCode = 1;
+  });
+
+program
+  .command('publish')
+  .description('publish a built snapshot to a local S3-protocol server (s3rver); run again after a cycle to measure it')
+  .requiredOption('--out <dir>', 'snapshot directory written by `peppol-snapshot build`')
+  .option('--s3-dir <dir>', "the server's storage (kept between runs)", '.bench/s3')
+  .option('--bucket <name>', 'bucket', 'peppol-snapshot')
+  .option('--prefix <p>', 'key prefix', '')
+  .option('--concurrency <n>', 'uploads in flight', '32')
+  .option('--retention-hours <n>', 'publish.retention_hours', '48')
+  .action(async (o: { out: string; s3Dir: string; bucket: string; prefix: string; concurrency: string; retentionHours: string }) => {
+    const t0 = performance.now();
+    const r = await benchPublish(
+      { out: o.out, s3Dir: o.s3Dir, bucket: o.bucket, prefix: o.prefix, concurrency: Number(o.concurrency), retentionHours: Number(o.retentionHours) },
+      (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${line}\n`),
+    );
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 
 program.command('ingest-child <dir> <db>', { hidden: true }).action(async (dir: string, db: string) => ingestChild(dir, db));
