@@ -234,6 +234,16 @@ describe('dates', () => {
   });
 });
 
+describe('hostname filters', () => {
+  it('a hostname filter of dots only stays that text (folded to nothing it would read as no filter)', () => {
+    const list = listType('hostnames', hostnameItem, false);
+    expect(list.parse(' . ')).toEqual({ ok: true, value: ['.'] });
+    expect(list.parse('A.example.,..')).toEqual({ ok: true, value: ['..', 'a.example'] });
+    expect(hostFilterType.parse('..')).toEqual({ ok: true, value: '..' });
+    expect(hostFilterType.parse('Smp.Example..')).toEqual({ ok: true, value: 'smp.example' });
+  });
+});
+
 describe('limit', () => {
   it('clamps every integer into 1–200', () => {
     fc.assert(

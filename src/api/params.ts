@@ -221,9 +221,13 @@ export const participantIdType: ParamType<string> = {
 const HOST_RE = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)+$/;
 const HOST_EXPECTED = 'a fully-qualified hostname, e.g. "smp.example.com"';
 
-/** Lower-cases a hostname and drops trailing dots (the absolute form `example.com.` names the same host). */
+/**
+ * Lower-cases a hostname and drops trailing dots (the absolute form `example.com.` names the same host).
+ * A value of dots only is kept as it is: folded to nothing it would read as an absent filter.
+ */
 export function foldHostname(raw: string): string {
-  return asciiLower(trim(raw)).replace(/\.+$/, '');
+  const v = asciiLower(trim(raw));
+  return v.replace(/([^.])\.+$/, '$1');
 }
 
 /** A fully-qualified DNS hostname (the feeds' rule: letters, digits, `-`, `_`; at least two labels). */
