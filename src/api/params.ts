@@ -183,6 +183,7 @@ export const dateType: ParamType<string> = {
 const DAY_MS = 86_400_000;
 
 function dateMs(date: string): number {
+  // A validated YYYY-MM-DD: three numbers.
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
   return utcMs(y, m, d, 0, 0, 0, 0);
 }

@@ -231,6 +231,7 @@ const A_OLDER = '(a.observed_at < ? OR (a.observed_at = ? AND a.id < ?))';
 const A_AT_OR_OLDER = '(a.observed_at < ? OR (a.observed_at = ? AND a.id <= ?))';
 
 export const anomaliesListQuery: QueryFn = (db, params) => {
+  // Canonical parameters of anomalies.list (parseRequest): the types its ParamDefs declare.
   const limit = params.limit as number;
   const cursor = params.cursor as CursorPosition | undefined;
   const plan = anomalyPlan({
@@ -246,6 +247,7 @@ export const anomaliesListQuery: QueryFn = (db, params) => {
   const matchSql = [...facetSql, hostSql].flatMap((w) => w.sql);
   const matchArgs = [...facetSql, hostSql].flatMap((w) => w.args);
   let from: Where | null = cursor === undefined ? null : { sql: [A_OLDER], args: keyArgs(cursor.key as FeedKey) };
+  // better-sqlite3 rows are untyped: the columns selected below.
   let rows: Array<{ id: string; observed_at: number; cand: number; m: number }>;
   const order = 'ORDER BY a.observed_at DESC, a.id DESC';
   if (plan.windowed) {

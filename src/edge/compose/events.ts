@@ -212,6 +212,7 @@ const composeAnomalies: ComposeFn = async (params, ctx): Promise<ApiResult> => {
     if (body === null) throw new Error('snapshot file v1/anomalies.json is missing');
     return ok(body);
   }
+  // Canonical parameters of anomalies.list (parseRequest): the types its ParamDefs declare.
   const cursor = params.cursor as CursorPosition | undefined;
   const since = params.since as number | undefined;
   const plan = anomalyPlan({
@@ -234,6 +235,7 @@ const composeAnomalies: ComposeFn = async (params, ctx): Promise<ApiResult> => {
     : (e: IndexEntry) => plan.facets.some((fv) => none(e, fv));
   const after = cursor?.key;
   for await (const { key, item } of opened.list.scan({ start: after === undefined ? undefined : (k) => compareKeys(k, after, DIRS) > 0, skip })) {
+    // Keys are [observed_at ms, id]; the chunks hold StoredAnomaly items (src/render/routes/events.ts).
     if (since !== undefined && (key[0] as number) < since) break;
     const s = item as StoredAnomaly;
     if (!collector.offer(s, key, anomalyCandidate(plan, s), anomalyMatch(plan, s))) break;
