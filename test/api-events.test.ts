@@ -7,6 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventCursor, anomalyCursor, ANOMALY_WINDOW, EVENT_CHUNK_MIN_ITEMS, type EventFeedMetaOut } from '../src/api/events-shared.js';
+import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/api/params.js';
 import { listRootPath } from '../src/api/paths.js';
 import type { ListRoot } from '../src/edge/list-format.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
@@ -133,7 +134,11 @@ describe('event feed', () => {
     const seats = col('SELECT DISTINCT seat_id FROM event_seats ORDER BY seat_id');
     const pids = col('SELECT DISTINCT p.pid FROM events e JOIN participants p ON p.id = e.participant_id ORDER BY 1');
     const keys = db.prepare('SELECT observed_at, id FROM events ORDER BY observed_at, id').raw().all() as Array<[number, string]>;
-    const tsArb = fc.integer({ min: t0 - 86_400_000, max: nowMs + 86_400_000 });
+    // Instants around the feed, sometimes the first and last of the years 0000–9999 the API accepts.
+    const tsArb = fc.oneof(
+      { weight: 19, arbitrary: fc.integer({ min: t0 - 86_400_000, max: nowMs + 86_400_000 }) },
+      { weight: 1, arbitrary: fc.constantFrom(TIMESTAMP_MIN_MS, TIMESTAMP_MAX_MS) },
+    );
     const keyArb = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: fc.tuple(tsArb, fc.constantFrom('ev-0', 'ev-8', 'ev-g')) });
     const seen = { ok: 0, items: 0, prevItems: 0, meta: 0, bad: 0 };
     /** `arb` in `tenths` of the runs, else null (absent parameter). */
@@ -433,7 +438,7 @@ describe('anomalies', () => {
             host: fc.oneof(fc.constantFrom(...hosts), fc.constant('nowhere.example.com')),
             seat: fc.oneof(fc.constantFrom(...seats), fc.constant('pzz000000')),
             acknowledged: fc.constantFrom('true', 'false'),
-            since: fc.integer({ min: t0 - 86_400_000, max: nowMs }),
+            since: fc.oneof({ weight: 9, arbitrary: fc.integer({ min: t0 - 86_400_000, max: nowMs }) }, { weight: 1, arbitrary: fc.constant(TIMESTAMP_MIN_MS) }),
             limit: fc.integer({ min: 1, max: 200 }),
             cursor: fc.constantFrom(...keys),
           },

@@ -149,7 +149,7 @@ export const timestampType: ParamType<number> = {
   expected: TS_EXPECTED,
   list: false,
   strict: true,
-  schema: { type: 'string', format: 'date-time' },
+  schema: { type: 'string', format: 'date-time', description: 'With seconds and a zone (Z or ±HH:MM); an instant of the years 0000–9999 (UTC).' },
   parse(raw) {
     const ms = parseTimestamp(raw);
     return ms === null ? { ok: false, expected: TS_EXPECTED } : ok(ms);
@@ -170,7 +170,7 @@ export const dateType: ParamType<string> = {
   expected: DATE_EXPECTED,
   list: false,
   strict: true,
-  schema: { type: 'string', format: 'date' },
+  schema: { type: 'string', format: 'date', description: 'A calendar date of the years 0001–9999.' },
   parse(raw) {
     const v = trim(raw);
     const m = DATE_RE.exec(v);
