@@ -520,7 +520,9 @@ describe('limits', () => {
 
   it('docs/api.md "Limits" states the same bounds, route by route', () => {
     const doc = fs.readFileSync(path.resolve('docs/api.md'), 'utf8');
-    const limits = doc.slice(doc.indexOf('\n## Limits'));
+    const start = doc.indexOf('\n## Limits');
+    const end = doc.indexOf('\n## ', start + 1);
+    const limits = doc.slice(start, end === -1 ? undefined : end);
     const rows = new Map<string, string[]>();
     for (const line of limits.split('\n')) {
       const m = /^\| `([a-z_.]+)` \|(.*)\|$/.exec(line);

@@ -443,7 +443,9 @@ describe('problems', () => {
 describe('docs/api.md route table', () => {
   it('lists every route id with its path, keyless and paginated flags, and nothing else', () => {
     const doc = fs.readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
-    const section = doc.slice(doc.indexOf('## Routes'));
+    const start = doc.indexOf('\n## Routes');
+    const end = doc.indexOf('\n## ', start + 1);
+    const section = doc.slice(start, end === -1 ? undefined : end);
     const rows = section
       .split('\n')
       .filter((l) => /^\| `[a-z]/.test(l))
