@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventCursor, anomalyCursor, EVENT_CHUNK_MIN_ITEMS, type EventFeedMetaOut } from '../src/api/events-shared.js';
+import { eventCursor, anomalyCursor, ANOMALY_WINDOW, EVENT_CHUNK_MIN_ITEMS, type EventFeedMetaOut } from '../src/api/events-shared.js';
+import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/api/params.js';
 import { listRootPath } from '../src/api/paths.js';
 import type { ListRoot } from '../src/edge/list-format.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
@@ -133,7 +134,11 @@ describe('event feed', () => {
     const seats = col('SELECT DISTINCT seat_id FROM event_seats ORDER BY seat_id');
     const pids = col('SELECT DISTINCT p.pid FROM events e JOIN participants p ON p.id = e.participant_id ORDER BY 1');
     const keys = db.prepare('SELECT observed_at, id FROM events ORDER BY observed_at, id').raw().all() as Array<[number, string]>;
-    const tsArb = fc.integer({ min: t0 - 86_400_000, max: nowMs + 86_400_000 });
+    // Instants around the feed, sometimes the first and last of the years 0000–9999 the API accepts.
+    const tsArb = fc.oneof(
+      { weight: 19, arbitrary: fc.integer({ min: t0 - 86_400_000, max: nowMs + 86_400_000 }) },
+      { weight: 1, arbitrary: fc.constantFrom(TIMESTAMP_MIN_MS, TIMESTAMP_MAX_MS) },
+    );
     const keyArb = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: fc.tuple(tsArb, fc.constantFrom('ev-0', 'ev-8', 'ev-g')) });
     const seen = { ok: 0, items: 0, prevItems: 0, meta: 0, bad: 0 };
     /** `arb` in `tenths` of the runs, else null (absent parameter). */
@@ -433,7 +438,7 @@ describe('anomalies', () => {
             host: fc.oneof(fc.constantFrom(...hosts), fc.constant('nowhere.example.com')),
             seat: fc.oneof(fc.constantFrom(...seats), fc.constant('pzz000000')),
             acknowledged: fc.constantFrom('true', 'false'),
-            since: fc.integer({ min: t0 - 86_400_000, max: nowMs }),
+            since: fc.oneof({ weight: 9, arbitrary: fc.integer({ min: t0 - 86_400_000, max: nowMs }) }, { weight: 1, arbitrary: fc.constant(TIMESTAMP_MIN_MS) }),
             limit: fc.integer({ min: 1, max: 200 }),
             cursor: fc.constantFrom(...keys),
           },
@@ -475,4 +480,107 @@ describe('anomalies', () => {
       expect((r.body as { title: string }).title).toBe(q.startsWith('cursor') ? 'Invalid cursor' : 'Invalid query parameter');
     }
   });
+});
+
+describe('anomaly pages with filters the chunk counts cannot rule out examine a bounded window', () => {
+  // 600 synthetic anomalies over four hosts and four seats, random detector, grade and acknowledgement:
+  // pairs of filters match sparsely, so a page that looked for `limit` matches would walk the list.
+  let adb: Db;
+  let dir: string;
+  const hosts = ['a.syn.example', 'b.syn.example', 'c.syn.example', 'd.syn.example'];
+  const seats = ['PSY000001', 'PSY000002', 'PSY000003', 'PSY000004'];
+  const grades = ['notice', 'warning'] as const;
+
+  beforeAll(() => {
+    adb = copyOfSmallDemoDb().open();
+    runDerive(adb);
+    let x = 12345;
+    const rnd = (n: number): number => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      return x % n;
+    };
+    const ins = adb.prepare('INSERT INTO anomalies (id, detector, grade, target, evidence, observed_at, acknowledged, reason) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)');
+    const insHost = adb.prepare('INSERT OR IGNORE INTO anomaly_hosts (hostname, anomaly_id) VALUES (?, ?)');
+    const insSeat = adb.prepare('INSERT OR IGNORE INTO anomaly_seats (seat_id, anomaly_id) VALUES (?, ?)');
+    adb.transaction(() => {
+      for (let i = 0; i < 600; i++) {
+        const id = `syn-${String(i).padStart(6, '0')}`;
+        ins.run(id, DETECTORS[rnd(DETECTORS.length)]!, grades[rnd(2)]!, JSON.stringify({ n: i }), JSON.stringify({ i }), nowMs - 1000 * 3600 * (1 + rnd(24 * 60)), rnd(4) === 0 ? 1 : 0);
+        insHost.run(hosts[rnd(4)]!, id);
+        insSeat.run(seats[rnd(4)]!, id);
+      }
+    })();
+    dir = tempDir('api-anomaly-window-');
+    const sink = new DirectorySink(dir);
+    const ctx = new RenderContext(adb, nowMs, sink, { chunkMaxItems: 16, chunkMaxBytes: 8192 }, jsonBody);
+    EVENTS_RENDERERS['anomalies.list']!(ctx);
+    sink.close();
+  }, 120_000);
+  afterAll(() => adb?.close());
+
+  async function page(q: URLSearchParams): Promise<{ oracle: string; composed: string; body: { items: Array<{ id: string }>; next_cursor: string | null }; stats: ReadStats }> {
+    const parsed = parseRequest(ROUTES['anomalies.list'], {}, q, { now: nowMs });
+    if (!parsed.ok) throw new Error(q.toString());
+    const params = parsed.params as Record<string, unknown>;
+    const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+    const readW = async (p: string): Promise<Uint8Array | null> => {
+      try {
+        return new Uint8Array(fs.readFileSync(path.join(dir, p)));
+      } catch {
+        return null;
+      }
+    };
+    const composed = await EVENTS_COMPOSERS['anomalies.list']!(params, { read: readW, nowMs, stats });
+    const oracle = EVENTS_QUERIES['anomalies.list']!(adb, params, nowMs);
+    const body = finished(oracle, '/v1/anomalies');
+    expect(RESOURCE_SCHEMAS.AnomalyPage.safeParse(body).success).toBe(true);
+    return { oracle: jsonText(body), composed: jsonText(finished(composed, '/v1/anomalies')), body: body as { items: Array<{ id: string }>; next_cursor: string | null }, stats };
+  }
+
+  const filterArb = fc.record(
+    {
+      detector: fc.constantFrom(...DETECTORS),
+      grade: fc.constantFrom(...grades),
+      acknowledged: fc.constantFrom('true', 'false'),
+      host: fc.constantFrom(...hosts, 'nowhere.example'),
+      seat: fc.constantFrom(...seats, 'PZZ000000'),
+    },
+    { requiredKeys: [] },
+  );
+
+  it('random filter combinations, limits and cursors: composed = oracle; a page reads at most the chunks of its window; following the cursors gives every match once, in order', async () => {
+    let short = 0;
+    await fc.assert(
+      fc.asyncProperty(filterArb, fc.integer({ min: 1, max: 200 }), async (f, limit) => {
+        const q = new URLSearchParams({ ...f, limit: String(limit) });
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (let n = 0; ; n++) {
+          if (cursor) q.set('cursor', cursor);
+          const r = await page(q);
+          expect(r.composed, q.toString()).toBe(r.oracle);
+          // A window of 100 items in chunks of at least 8 (8 KiB of ~400-byte items, or 16 items): at most 14
+          // chunks, plus the one holding the cursor and index nodes.
+          expect(r.stats.chunks, q.toString()).toBeLessThanOrEqual(Math.ceil(Math.max(limit + 1, ANOMALY_WINDOW) / 8) + 2);
+          seen.push(...r.body.items.map((i) => i.id));
+          if (r.body.items.length < limit && r.body.next_cursor !== null) short++;
+          cursor = r.body.next_cursor;
+          if (cursor === null || n > 700) break;
+        }
+        // Every match once, in order.
+        const where: string[] = [];
+        const args: unknown[] = [];
+        if (f.detector) (where.push('detector = ?'), args.push(f.detector));
+        if (f.grade) (where.push('grade = ?'), args.push(f.grade));
+        if (f.acknowledged) (where.push('acknowledged = ?'), args.push(f.acknowledged === 'true' ? 1 : 0));
+        if (f.host) (where.push('id IN (SELECT anomaly_id FROM anomaly_hosts WHERE hostname = ?)'), args.push(f.host));
+        if (f.seat) (where.push('id IN (SELECT anomaly_id FROM anomaly_seats WHERE seat_id = ?)'), args.push(f.seat));
+        const all = adb.prepare(`SELECT id FROM anomalies ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY observed_at DESC, id DESC`).pluck().all(...args);
+        expect(seen).toEqual(all);
+      }),
+      { numRuns: Number(process.env.API_FC_RUNS ?? 60) },
+    );
+    // The windows ran out: short pages with a cursor were seen.
+    expect(short).toBeGreaterThan(0);
+  }, 240_000);
 });

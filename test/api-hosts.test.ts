@@ -7,6 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../src/api/cursor.js';
+import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/api/params.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
 import { compareKeys, type Direction, type SortKey } from '../src/api/keys.js';
 import { HOSTS_QUERIES } from '../src/api/query/hosts.js';
@@ -179,6 +180,8 @@ describe('single resources', () => {
         fc.oneof(
           fc.constant(undefined),
           fc.integer({ min: dataStart - 2 * DAY, max: nowMs + 2 * DAY }),
+          // the first and last instants the API accepts (years 0000 and 9999)
+          fc.constantFrom(TIMESTAMP_MIN_MS, TIMESTAMP_MAX_MS),
           // exactly at, and just before, an interval boundary
           fc.constantFrom(...stateStarts).chain((t) => fc.constantFrom(t, t - 1, t + 1)),
         ),
@@ -277,8 +280,8 @@ describe('uptime', () => {
       fc.asyncProperty(
         hostArb(),
         fc.option(fc.constantFrom('hourly', 'daily', 'monthly', 'Daily'), { nil: undefined }),
-        fc.option(fc.integer({ min: dataStart - 2 * DAY, max: nowMs + DAY }), { nil: undefined }),
-        fc.option(fc.integer({ min: 1, max: 40 * DAY }), { nil: undefined }),
+        fc.option(fc.oneof({ weight: 9, arbitrary: fc.integer({ min: dataStart - 2 * DAY, max: nowMs + DAY }) }, { weight: 1, arbitrary: fc.constant(TIMESTAMP_MIN_MS) }), { nil: undefined }),
+        fc.option(fc.oneof({ weight: 9, arbitrary: fc.integer({ min: 1, max: 40 * DAY }) }, { weight: 1, arbitrary: fc.constant(TIMESTAMP_MAX_MS - nowMs - DAY) }), { nil: undefined }),
         fc.option(fc.oneof(fc.constantFrom(...locations, '__all__', 'FRA'), fc.constant('nowhere')), { nil: undefined }),
         fc.option(limitArb, { nil: undefined }),
         fc.option(fc.tuple(fc.integer({ min: dataStart - DAY, max: nowMs + DAY }), fc.constantFrom(...locations, '__all__', 'a', 'zzz'), fc.boolean()), { nil: undefined }),

@@ -166,6 +166,13 @@ describe('providers, aps and seats (exact files)', () => {
 
 describe('churn', () => {
   const today = (): string => utcDay(nowMs);
+  /** Days of random windows: near today (up to 520 days back, past the 400-day limit) or at the calendar's edges. */
+  const dayArb = (): fc.Arbitrary<string> =>
+    fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: -520, max: 5 }).map((d) => addDays(today(), d)) },
+      { weight: 1, arbitrary: fc.constantFrom('0001-01-01', '0001-01-05', '0001-12-31', '9999-01-01', '9999-12-01', '9999-12-31') },
+    );
+  const span = (from: string, to: string): number => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
   const churnKeys = (): string[] =>
     col(`SELECT DISTINCT s.key FROM churn_daily d JOIN seat_identities s ON s.seat_id = d.seat_id`);
 
@@ -186,16 +193,17 @@ describe('churn', () => {
 
   it('random keys and windows: composed = oracle, byte for byte', async () => {
     const keys = [...churnKeys(), ...col('SELECT alias FROM ap_key_aliases'), ...col('SELECT key FROM ap_identities'), 'c-nobody', 's-PZZ000001'];
-    const dayArb = fc.integer({ min: -120, max: 5 }).map((d) => addDays(today(), d));
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...keys), fc.option(dayArb), fc.option(dayArb), async (key, from, to) => {
+      fc.asyncProperty(fc.constantFrom(...keys), fc.option(dayArb()), fc.option(dayArb()), async (key, from, to) => {
         const q = new URLSearchParams();
         if (from !== null) q.set('from', from);
         if (to !== null) q.set('to', to);
         const r = await both('aps.churn', { key }, q.toString());
         expect(r.composed).toBe(r.oracle);
         const f = from ?? addDays(to ?? today(), -29);
-        if (f > (to ?? today())) expect(r.status).toBe(400);
+        const n = span(f, to ?? today());
+        if (n < 1 || n > 400) expect(r.status).toBe(400);
+        if (r.status === 200) expect((r.body as { series: unknown[] }).series).toHaveLength(n);
       }),
       { numRuns: Number(process.env.API_FC_RUNS ?? 150) },
     );
@@ -203,19 +211,20 @@ describe('churn', () => {
 
   it('churn participants: random keys, categories and windows, composed = oracle; at most 500 rows', async () => {
     const keys = [...churnKeys(), ...col('SELECT alias FROM ap_key_aliases'), 'c-nobody'];
-    const dayArb = fc.integer({ min: -120, max: 5 }).map((d) => addDays(today(), d));
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...keys),
         fc.constantFrom('joiner', 'mover_in', 'mover_out', 'leaver', 'LEAVER'),
-        fc.option(dayArb),
-        fc.option(dayArb),
+        fc.option(dayArb()),
+        fc.option(dayArb()),
         async (key, category, from, to) => {
           const q = new URLSearchParams({ category });
           if (from !== null) q.set('from', from);
           if (to !== null) q.set('to', to);
           const r = await both('aps.churn_participants', { key }, q.toString());
           expect(r.composed).toBe(r.oracle);
+          const n = span(from ?? addDays(to ?? today(), -29), to ?? today());
+          if (n < 1 || n > 400) expect(r.status).toBe(400);
           if (r.status === 200) expect((r.body as { items: unknown[] }).items.length).toBeLessThanOrEqual(500);
         },
       ),

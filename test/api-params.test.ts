@@ -234,6 +234,33 @@ describe('dates', () => {
   });
 });
 
+describe('calendar edges', () => {
+  it('dates lie in the years 0001–9999', () => {
+    for (const good of ['0001-01-01', '9999-12-31', '0004-02-29']) expect(dateType.parse(good)).toEqual({ ok: true, value: good });
+    for (const bad of ['0000-01-01', '0000-12-31', '10000-01-01']) expect(dateType.parse(bad).ok, bad).toBe(false);
+  });
+
+  it('timestamps name instants of the years 0000–9999 (UTC), whose canonical form parses again', () => {
+    for (const good of ['0000-01-01T00:00:00Z', '0000-01-01T00:59:59-01:00', '9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59+23:59']) {
+      const r = timestampType.parse(good);
+      expect(r.ok, good).toBe(true);
+      if (r.ok) expect(timestampType.parse(timestampType.print(r.value))).toEqual(r);
+    }
+    // An offset pushing the instant out of year 0000 or 9999: toISOString would print -000001-… or +010000-….
+    for (const bad of ['0000-01-01T00:00:00+00:01', '9999-12-31T23:59:59-00:01']) expect(timestampType.parse(bad).ok, bad).toBe(false);
+  });
+});
+
+describe('hostname filters', () => {
+  it('a hostname filter of dots only stays that text (folded to nothing it would read as no filter)', () => {
+    const list = listType('hostnames', hostnameItem, false);
+    expect(list.parse(' . ')).toEqual({ ok: true, value: ['.'] });
+    expect(list.parse('A.example.,..')).toEqual({ ok: true, value: ['..', 'a.example'] });
+    expect(hostFilterType.parse('..')).toEqual({ ok: true, value: '..' });
+    expect(hostFilterType.parse('Smp.Example..')).toEqual({ ok: true, value: 'smp.example' });
+  });
+});
+
 describe('limit', () => {
   it('clamps every integer into 1–200', () => {
     fc.assert(

@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { classifySearch, itemMatches, listKey, listOrder, listParamsOf, SMALL_SET_MAX, WALK_WINDOW, type ListParams } from '../src/api/participants-shared.js';
+import { classifySearch, itemMatches, listKey, listOrder, listParamsOf, POSTING_VALUES_MAX, SMALL_SET_MAX, WALK_WINDOW, type ListParams } from '../src/api/participants-shared.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, PARTICIPANT_QUERIES, type ListRow } from '../src/api/query/participants.js';
 import { finishResult, paramErrorsOf, type ApiResult } from '../src/api/result.js';
@@ -172,8 +172,14 @@ function cursorKey(cursor: string): unknown {
 // Arbitraries over the demo's real values (plus unknown ones)
 
 const pick = <T,>(xs: () => readonly T[]): fc.Arbitrary<T> => fc.nat().map((n) => xs()[n % xs().length]!);
-const listOf = (xs: () => readonly string[], unknown: string): fc.Arbitrary<string | undefined> =>
-  fc.option(fc.array(fc.oneof({ weight: 5, arbitrary: pick(xs) }, { weight: 1, arbitrary: fc.constant(unknown) }), { minLength: 1, maxLength: 3 }).map((a) => a.join(',')), { freq: 3 });
+/** 1–3 values mostly; sometimes 7–12, around POSTING_VALUES_MAX (more values are matched item by item only). */
+const listOf = (xs: () => readonly string[], unknown: string): fc.Arbitrary<string | undefined> => {
+  const value = fc.oneof({ weight: 5, arbitrary: pick(xs) }, { weight: 1, arbitrary: fc.constant(unknown) });
+  return fc.option(
+    fc.oneof({ weight: 5, arbitrary: fc.array(value, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: fc.array(value, { minLength: 7, maxLength: 12 }) }).map((a) => a.join(',')),
+    { freq: 3 },
+  );
+};
 
 /** Substrings of real names (3–8 code points, short ones too), real ids and values, noise. */
 const qArb: fc.Arbitrary<string> = fc.oneof(
@@ -187,6 +193,9 @@ const qArb: fc.Arbitrary<string> = fc.oneof(
   pick(() => S.pids).map((id) => `iso6523-actorid-upis::${id.replace('::', ':').toUpperCase()}`),
   pick(() => S.values),
   fc.constantFrom('zzzqqq', 'GmbH', ' bv ', 'AS', '0000::unknown-1', '99999999999', 'Ø'),
+  // Whole names and longer texts: more trigrams than SEARCH_TRIGRAMS_MAX.
+  pick(() => S.names),
+  fc.tuple(pick(() => S.names), pick(() => S.names)).map(([a, b]) => `${a} ${b}`),
 );
 
 const listArb = fc.record({
@@ -341,6 +350,23 @@ describe('participants.list', () => {
     expect(smpSize).toBeGreaterThan(SMALL_SET_MAX);
     const bySmp = (await same(`/v1/participants?smp=${smp}`)).body as { meta: { filter_count: number } };
     expect(bySmp.meta.filter_count).toBe(smpSize);
+  });
+
+  it('a list filter of more than POSTING_VALUES_MAX values is matched item by item: same items, filter_count exact from stored counts or null', async () => {
+    // The smallest seats: as one small set they would be read value by value; with one value more than the cap they are not.
+    const col = (sql: string): string[] => db.prepare(sql).pluck().all() as string[];
+    const seats = col('SELECT ap_seat_id FROM participant_list WHERE ap_seat_id IS NOT NULL GROUP BY 1 ORDER BY count(*), 1').slice(0, POSTING_VALUES_MAX + 1);
+    expect(seats).toHaveLength(POSTING_VALUES_MAX + 1);
+    const inList = (n: number) => db.prepare(`SELECT count(*) FROM participant_list WHERE ap_seat_id IN (${seats.slice(0, n).map(() => '?').join(',')})`).pluck().get(...seats.slice(0, n)) as number;
+    const capped = (await same(`/v1/participants?ap=${seats.slice(0, POSTING_VALUES_MAX).join(',')}&limit=200`)).body as { items: unknown[]; meta: { filter_count: number | null } };
+    expect(capped.meta.filter_count).toBe(inList(POSTING_VALUES_MAX));
+    const over = (await same(`/v1/participants?ap=${seats.join(',')}&limit=200`)).body as { items: Array<{ ap_seat_id: string }>; meta: { filter_count: number | null } };
+    expect(over.meta.filter_count).toBeNull();
+    for (const i of over.items) expect(seats).toContain(i.ap_seat_id);
+    // Countries are counted from the main list's per-value counts, whatever their number.
+    const countries = col('SELECT DISTINCT country FROM participant_list WHERE country IS NOT NULL ORDER BY 1').slice(0, POSTING_VALUES_MAX + 2);
+    const byCountry = (await same(`/v1/participants?country=${countries.join(',')}`)).body as { meta: { filter_count: number | null } };
+    expect(byCountry.meta.filter_count).toBe(db.prepare(`SELECT count(*) FROM participant_list WHERE country IN (${countries.map(() => '?').join(',')})`).pluck().get(...countries));
   });
 
   it('400s: invalid sort, registered, provenance, limit, cursor; a cursor of another order', async () => {

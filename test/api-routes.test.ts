@@ -267,6 +267,26 @@ describe('parseRequest', () => {
     expect(params('/v1/aps/c-acme/churn/participants?category=leaver')).toMatchObject({ from: '2026-10-24', to: '2026-11-22' });
   });
 
+  it('churn windows span at most 400 days, both ends included, on both churn routes', () => {
+    // 2025-10-19 .. 2026-11-22 is 400 days (2026 is no leap year); a day more is a 400 naming both parameters and the limit.
+    expect(params('/v1/aps/c-acme/churn?from=2025-10-19')).toMatchObject({ from: '2025-10-19', to: '2026-11-22' });
+    for (const path of ['/v1/aps/c-acme/churn?from=2025-10-18', '/v1/aps/c-acme/churn/participants?category=joiner&from=2025-10-18']) {
+      const e = errors(path);
+      expect(e.status).toBe(400);
+      expect(e.errors).toEqual([expect.objectContaining({ param: 'from', problem: 'invalid-parameter' })]);
+      expect(problemForParamErrors(e.errors, { baseUrl: BASE }).detail).toBe('Query parameters "from" and "to" span 401 days (2025-10-18 to 2026-11-22); at most 400 are allowed.');
+    }
+    const wide = problemForParamErrors(errors('/v1/aps/c-acme/churn?from=0001-01-01&to=9999-12-31').errors, { baseUrl: BASE });
+    expect(wide).toMatchObject({ status: 400, type: `${BASE}/problems/invalid-parameter` });
+    expect(wide.detail).toBe('Query parameters "from" and "to" span 3,652,059 days (0001-01-01 to 9999-12-31); at most 400 are allowed.');
+    // A backwards window is reported as such, not as a span.
+    expect(errors('/v1/aps/c-acme/churn?from=2026-11-23&to=2020-01-01').errors).toHaveLength(1);
+    // The edges of the calendar: year 0001 (the default from then falls in year 0000) and 9999.
+    expect(params('/v1/aps/c-acme/churn?to=0001-01-05')).toMatchObject({ from: '0000-12-07', to: '0001-01-05' });
+    expect(params('/v1/aps/c-acme/churn?from=9999-12-01&to=9999-12-31')).toMatchObject({ from: '9999-12-01', to: '9999-12-31' });
+    expect(errors('/v1/aps/c-acme/churn?to=0000-01-05').errors[0]).toMatchObject({ param: 'to', problem: 'invalid-parameter' });
+  });
+
   it('ranges: uptime from must not be after to; event since must not be after until', () => {
     expect(params('/v1/hosts/a.example/uptime?from=2026-11-01T00:00:00Z&to=2026-11-01T00:00:00Z').from).toBe(Date.parse('2026-11-01T00:00:00Z'));
     expect(errors('/v1/hosts/a.example/uptime?from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z').errors[0]!.param).toBe('from');
@@ -423,7 +443,9 @@ describe('problems', () => {
 describe('docs/api.md route table', () => {
   it('lists every route id with its path, keyless and paginated flags, and nothing else', () => {
     const doc = fs.readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
-    const section = doc.slice(doc.indexOf('## Routes'));
+    const start = doc.indexOf('\n## Routes');
+    const end = doc.indexOf('\n## ', start + 1);
+    const section = doc.slice(start, end === -1 ? undefined : end);
     const rows = section
       .split('\n')
       .filter((l) => /^\| `[a-z]/.test(l))

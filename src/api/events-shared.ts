@@ -27,6 +27,12 @@
 // - With two or more of participant/seat/host, the events of the first of them (participant, then seat,
 //   then host) inside [since, until] are counted one by one; above META_SCAN_MAX such events the counts
 //   degrade (filter_count null, facets {}, chart_data []), as the spec allows for filter_count.
+// - Anomaly pages (anomalyPlan): the stored list of seat, else host, else all; a filter the index
+//   counts (detector, grade, acknowledged) lets a page skip the chunks without a match. Plain pages
+//   (at most one such filter, nothing else left): the `limit` matches after the cursor. Windowed pages
+//   (two or more of them, or `host` over the seat's list: no chunk count rules a chunk out): from the
+//   first candidate (an item of the first counted filter's value) at most ANOMALY_WINDOW items are
+//   examined, as on the event feed.
 import { encodeCursor } from './cursor.js';
 import type { SortKey } from './keys.js';
 
@@ -281,6 +287,8 @@ export class FeedCollector<T> {
     private readonly limit: number,
     private readonly windowed: boolean,
     private readonly dir: 'older' | 'newer',
+    /** Most items a windowed page examines from its first candidate. */
+    private readonly window: number = EVENT_WINDOW,
   ) {}
 
   /** True once the window has started (the first candidate was offered). */
@@ -309,7 +317,7 @@ export class FeedCollector<T> {
         return false;
       }
     }
-    if (this.windowed && this.examined === EVENT_WINDOW) {
+    if (this.windowed && this.examined === this.window) {
       this.cont = key;
       return false;
     }
@@ -338,4 +346,69 @@ export class FeedCollector<T> {
   get page(): { items: T[]; keys: SortKey[] } {
     return this.dir === 'older' ? { items: this.items, keys: this.keys } : { items: [...this.items].reverse(), keys: [...this.keys].reverse() };
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Anomaly pages
+
+/** The anomaly filters the lists count per chunk, in the order a window takes its candidate from. */
+export const ANOMALY_FACETS = ['detector', 'grade', 'acknowledged'] as const;
+export type AnomalyFacet = (typeof ANOMALY_FACETS)[number];
+
+/**
+ * Most source items a windowed anomaly page examines from its first candidate on. An anomaly's stored
+ * item is a few hundred bytes to about 10 KB (a burst's evidence), so a window reads at most about
+ * 1 MB and, at typical sizes, one or two chunks besides the one where it starts.
+ */
+export const ANOMALY_WINDOW = 100;
+
+export interface AnomalyFilterParams {
+  detector?: string;
+  grade?: string;
+  acknowledged?: boolean;
+  host?: string;
+  seat?: string;
+}
+
+/** How a request reads the anomalies: the stored list, and the filters matched item by item. */
+export interface AnomalyPlan {
+  /** The source list's partition: ['all'], ['host', hostname], ['seat', seat]. */
+  partition: string[];
+  /** Counted filters as [field, value] (acknowledged as "true"/"false"), in ANOMALY_FACETS order. */
+  facets: Array<[AnomalyFacet, string]>;
+  /** The hostname left to match on the seat's list (both host and seat given). */
+  host?: string;
+  /** True when chunk counts cannot rule out every chunk without a match: a bounded window (FeedCollector). */
+  windowed: boolean;
+}
+
+export function anomalyPlan(f: AnomalyFilterParams): AnomalyPlan {
+  const partition = anomalyPartition(f);
+  const facets: Array<[AnomalyFacet, string]> = [];
+  for (const facet of ANOMALY_FACETS) {
+    const v = f[facet];
+    if (v !== undefined) facets.push([facet, String(v)]);
+  }
+  const plan: AnomalyPlan = { partition, facets, windowed: facets.length >= 2 };
+  if (partition[0] === 'seat' && f.host !== undefined) {
+    plan.host = f.host;
+    plan.windowed = true;
+  }
+  return plan;
+}
+
+/** The value of a counted filter an anomaly carries, as the index counts it. */
+export function anomalyFacetValue(a: StoredAnomaly['a'], facet: AnomalyFacet): string {
+  return facet === 'acknowledged' ? String(a.acknowledged) : a[facet];
+}
+
+/** A windowed page's candidate: an item of the first counted filter's value (any item without one). */
+export function anomalyCandidate(plan: AnomalyPlan, s: StoredAnomaly): boolean {
+  const first = plan.facets[0];
+  return first === undefined || anomalyFacetValue(s.a, first[0]) === first[1];
+}
+
+/** Whether a stored anomaly of the plan's source list matches every filter. */
+export function anomalyMatch(plan: AnomalyPlan, s: StoredAnomaly): boolean {
+  return plan.facets.every(([f, v]) => anomalyFacetValue(s.a, f) === v) && (plan.host === undefined || s.h.includes(plan.host));
 }

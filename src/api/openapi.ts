@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { matchPathPattern } from '../config/patterns.js';
 import { JSON_CONTENT_TYPE } from './json.js';
 import { PROBLEM_CATALOGUE, PROBLEM_CONTENT_TYPE, problemTypeUri } from './problems.js';
-import { ROUTE_LIST, badRequestParams, notFoundProblems, type AnyRoute, type ParamDef } from './routes.js';
+import { ROUTE_LIST, badRequestParams, notFoundProblems, ruleSentence, type AnyRoute, type ParamDef } from './routes.js';
 import { ApiCatalog, RESOURCE_SCHEMAS, type ResourceName } from './schemas/index.js';
 import { EXAMPLES } from './schemas/examples.js';
 import type { JsonSchema } from './params.js';
@@ -143,7 +143,7 @@ export function openApiDocument(opts: OpenApiOptions): Json {
       'x-route-id': route.id,
       tags: [route.tag],
       summary: route.summary,
-      description: route.description,
+      description: [route.description, ...(route.rules ?? []).map(ruleSentence)].join(' '),
       parameters: Object.entries(route.params).map(([name, def]) => parameterObject(name, def)),
       responses,
     };

@@ -114,7 +114,15 @@ function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: numbe
 // A space before the offset is read as "+": an unencoded "+01:00" arrives as " 01:00" after
 // form-decoding of the query string (the surrounding trim never removes an inner space).
 const TS_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+\- ])(\d{2}):(\d{2}))$/;
-const TS_EXPECTED = 'an ISO 8601 date-time with seconds and a time zone, e.g. "2026-11-22T08:15:00Z" or "2026-11-22T09:15:00+01:00"';
+const TS_EXPECTED = 'an ISO 8601 date-time with seconds and a time zone, in the years 0000–9999 (UTC), e.g. "2026-11-22T08:15:00Z" or "2026-11-22T09:15:00+01:00"';
+
+/**
+ * The instants a timestamp parameter may name: the years 0000–9999 in UTC, the range that
+ * `toISOString()` prints with four-digit years (beyond it, `-000001-…` and `+010000-…`, the canonical
+ * value would not parse again). An offset can push a written 0000 or 9999 outside: rejected.
+ */
+export const TIMESTAMP_MIN_MS = utcMs(0, 1, 1, 0, 0, 0, 0);
+export const TIMESTAMP_MAX_MS = utcMs(9999, 12, 31, 23, 59, 59, 999);
 
 /** Parses an RFC 3339 / ISO 8601 date-time with `Z` or an offset to epoch ms; null when invalid. */
 export function parseTimestamp(raw: string): number | null {
@@ -131,7 +139,8 @@ export function parseTimestamp(raw: string): number | null {
     if (oh > 23 || om > 59) return null;
     offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
   }
-  return utcMs(y, mo, d, h, mi, s, ms) - offset;
+  const t = utcMs(y, mo, d, h, mi, s, ms) - offset;
+  return t < TIMESTAMP_MIN_MS || t > TIMESTAMP_MAX_MS ? null : t;
 }
 
 /** An instant, canonically printed as `Date.prototype.toISOString()` (UTC, milliseconds, Z). */
@@ -140,7 +149,7 @@ export const timestampType: ParamType<number> = {
   expected: TS_EXPECTED,
   list: false,
   strict: true,
-  schema: { type: 'string', format: 'date-time' },
+  schema: { type: 'string', format: 'date-time', description: 'With seconds and a zone (Z or ±HH:MM); an instant of the years 0000–9999 (UTC).' },
   parse(raw) {
     const ms = parseTimestamp(raw);
     return ms === null ? { ok: false, expected: TS_EXPECTED } : ok(ms);
@@ -149,28 +158,39 @@ export const timestampType: ParamType<number> = {
 };
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_EXPECTED = 'a calendar date YYYY-MM-DD, e.g. "2026-11-22"';
+const DATE_EXPECTED = 'a calendar date YYYY-MM-DD from 0001-01-01 to 9999-12-31, e.g. "2026-11-22"';
 
-/** A calendar date `YYYY-MM-DD` (UTC day). */
+/**
+ * A calendar date `YYYY-MM-DD` (UTC day) of the years 0001–9999. Year 0000 is left out so that a
+ * window default a few weeks before a given date (the churn window's `from`) is still a four-digit
+ * year.
+ */
 export const dateType: ParamType<string> = {
   kind: 'date',
   expected: DATE_EXPECTED,
   list: false,
   strict: true,
-  schema: { type: 'string', format: 'date' },
+  schema: { type: 'string', format: 'date', description: 'A calendar date of the years 0001–9999.' },
   parse(raw) {
     const v = trim(raw);
     const m = DATE_RE.exec(v);
-    if (!m || !validYmd(Number(m[1]), Number(m[2]), Number(m[3]))) return { ok: false, expected: DATE_EXPECTED };
+    if (!m || Number(m[1]) < 1 || !validYmd(Number(m[1]), Number(m[2]), Number(m[3]))) return { ok: false, expected: DATE_EXPECTED };
     return ok(v);
   },
   print: (v) => v,
 };
 
+const DAY_MS = 86_400_000;
+
+function dateMs(date: string): number {
+  // A validated YYYY-MM-DD: three numbers.
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  return utcMs(y, m, d, 0, 0, 0, 0);
+}
+
 /** Adds `days` (may be negative) to a YYYY-MM-DD date. */
 export function addDays(date: string, days: number): string {
-  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  return new Date(utcMs(y, m, d, 0, 0, 0, 0) + days * 86_400_000).toISOString().slice(0, 10);
+  return new Date(dateMs(date) + days * DAY_MS).toISOString().slice(0, 10);
 }
 
 /** The UTC day of an instant. */
@@ -221,9 +241,13 @@ export const participantIdType: ParamType<string> = {
 const HOST_RE = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)+$/;
 const HOST_EXPECTED = 'a fully-qualified hostname, e.g. "smp.example.com"';
 
-/** Lower-cases a hostname and drops trailing dots (the absolute form `example.com.` names the same host). */
+/**
+ * Lower-cases a hostname and drops trailing dots (the absolute form `example.com.` names the same host).
+ * A value of dots only is kept as it is: folded to nothing it would read as an absent filter.
+ */
 export function foldHostname(raw: string): string {
-  return asciiLower(trim(raw)).replace(/\.+$/, '');
+  const v = asciiLower(trim(raw));
+  return v.replace(/([^.])\.+$/, '$1');
 }
 
 /** A fully-qualified DNS hostname (the feeds' rule: letters, digits, `-`, `_`; at least two labels). */
@@ -435,4 +459,6 @@ export interface ParamError {
   expected: string;
   /** The value as given (decoded), absent for a missing parameter. */
   got?: string;
+  /** The whole sentence of the detail, for a rule over two parameters that the standard form cannot say. */
+  sentence?: string;
 }

@@ -37,6 +37,19 @@ export const DEFAULT_SORT: ParticipantSort = 'first_seen.desc';
 export const SMALL_SET_MAX = 256;
 export const WALK_WINDOW = 256;
 export const LIST_CHUNK_MIN_ITEMS = 128;
+/**
+ * Most values of one posting dimension (country, scheme, smp, ap) a page reads value by value: the
+ * posting roots that give the smp and ap totals, and the lists of a small set. A dimension with more
+ * values is matched item by item only: it is never the small set, and a lone smp or ap filter of more
+ * values has `filter_count` null (its total would need a root per value). Answers stay exact; only
+ * the reads stop growing with the length of the list (docs/api.md "Limits").
+ */
+export const POSTING_VALUES_MAX = 8;
+/**
+ * Most trigrams of a name search whose lists a page consults to find the rarest one (searchTrigrams);
+ * the text itself is still matched whole.
+ */
+export const SEARCH_TRIGRAMS_MAX = 8;
 
 /** Facet dimensions of the list filters (each a set of accepted values, or one value). */
 export const FILTER_DIMENSIONS = ['country', 'scheme', 'smp', 'ap', 'registered', 'provenance'] as const;
@@ -105,6 +118,16 @@ export function trigramsOf(folded: string): string[] {
   const out = new Set<string>();
   for (let i = 0; i + 3 <= cps.length; i++) out.add(cps[i]! + cps[i + 1]! + cps[i + 2]!);
   return [...out].sort(compareCodePointStrings);
+}
+
+/**
+ * The trigrams of a name search whose list sizes decide the plan: every trigram of the text, or, above
+ * SEARCH_TRIGRAMS_MAX, that many spread evenly over them in code-point order (the first included).
+ */
+export function searchTrigrams(folded: string): string[] {
+  const all = trigramsOf(folded);
+  if (all.length <= SEARCH_TRIGRAMS_MAX) return all;
+  return Array.from({ length: SEARCH_TRIGRAMS_MAX }, (_, i) => all[Math.floor((i * all.length) / SEARCH_TRIGRAMS_MAX)]!);
 }
 
 function compareCodePointStrings(a: string, b: string): number {
@@ -296,8 +319,9 @@ export interface RarestTrigram {
  * - `walk`: a window of WALK_WINDOW items of a source list in the requested order: in the default order
  *   the smallest of the single-valued posting lists and the rarest trigram's list (ties: country, scheme,
  *   smp, ap, then the trigram), when one is active; otherwise the main list of the order.
- * `rarest` is null unless the search is a name search of 3+ code points; `postingTotals` holds the total
- * of the accepted values per active posting dimension, in POSTING_DIMENSIONS order.
+ * `rarest` is null unless the search is a name search of 3+ code points (the rarest of searchTrigrams);
+ * `postingTotals` holds the total of the accepted values per planned posting dimension
+ * (plannedPostingDimensions: at most POSTING_VALUES_MAX values), in POSTING_DIMENSIONS order.
  */
 export type ListPlan =
   | { kind: 'set'; source: 'ids' }
@@ -342,8 +366,14 @@ export function filterCountMode(p: ListParams, search: Search | null, plan: List
   const dims = activeDimensions(p);
   if (search === null && dims.length === 0) return 'none';
   if (plan.kind === 'set') return 'set';
-  if (search === null && dims.length === 1) return 'facet';
+  if (search === null && dims.length === 1 && facetCountable(p, dims[0]!)) return 'facet';
   return 'null';
+}
+
+/** True when one dimension's count is a sum of stored counts: the main list's (country, scheme, registered, provenance) or the posting roots of at most POSTING_VALUES_MAX values. */
+function facetCountable(p: ListParams, dim: FilterDimension): boolean {
+  // Widened for includes(): MAIN_FACET_FIELDS is a subset of the filter dimensions.
+  return (MAIN_FACET_FIELDS as readonly string[]).includes(dim) || acceptedValues(p, dim).length <= POSTING_VALUES_MAX;
 }
 
 /**
@@ -404,6 +434,11 @@ export function setPage(
 /** Active posting dimensions of a request. */
 export function activePostingDimensions(p: ListParams): PostingDimension[] {
   return POSTING_DIMENSIONS.filter((d) => p[d] !== undefined);
+}
+
+/** Active posting dimensions a page may read value by value (at most POSTING_VALUES_MAX values): the keys of planList's `postingTotals`. */
+export function plannedPostingDimensions(p: ListParams): PostingDimension[] {
+  return activePostingDimensions(p).filter((d) => acceptedValues(p, d).length <= POSTING_VALUES_MAX);
 }
 
 /** True when key `k` lies after the cursor key in list order. */

@@ -100,6 +100,7 @@ export function paramErrorDetail(e: ParamError): string {
     const noun = kind ? NOT_FOUND_NOUN[kind] : 'resource named';
     return `There is no ${noun} ${showValue(e.got ?? '')}.`;
   }
+  if (e.sentence !== undefined) return e.sentence;
   const where = e.in === 'path' ? `Path parameter "${e.param}"` : `Query parameter "${e.param}"`;
   if (e.problem === 'missing-parameter') return `${where} is required: expected ${e.expected}.`;
   return e.got === undefined ? `${where}: expected ${e.expected}.` : `${where}: expected ${e.expected}, got ${showValue(e.got)}.`;

@@ -159,7 +159,33 @@ export type Rule =
   /** At most one of the two parameters. */
   | { readonly kind: 'exclusive'; readonly params: readonly [string, string] }
   /** Date window defaults: `to` = today (UTC) when absent, `from` = `to` − (days − 1) when absent. */
-  | { readonly kind: 'date-window'; readonly from: string; readonly to: string; readonly days: number };
+  | { readonly kind: 'date-window'; readonly from: string; readonly to: string; readonly days: number }
+  /** At most `days` calendar days from `from` to `to`, both included (date parameters, after the defaults). */
+  | { readonly kind: 'max-span'; readonly from: string; readonly to: string; readonly days: number };
+
+/** Days from one YYYY-MM-DD date to another, both included (ISO date strings parse as UTC days). */
+function daySpan(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
+}
+
+/** Groups the digits of a count in threes for a detail sentence (3652059 -> "3,652,059"). */
+function grouped(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** One sentence saying what a rule asks of a request (OpenAPI operation descriptions, docs). */
+export function ruleSentence(rule: Rule): string {
+  switch (rule.kind) {
+    case 'not-after':
+      return `\`${rule.from}\` must not be after \`${rule.to}\`.`;
+    case 'exclusive':
+      return `\`${rule.params[0]}\` and \`${rule.params[1]}\` are mutually exclusive.`;
+    case 'date-window':
+      return `\`${rule.to}\` defaults to today (UTC, the snapshot's day) and \`${rule.from}\` to ${rule.days - 1} days before \`${rule.to}\`.`;
+    case 'max-span':
+      return `From \`${rule.from}\` to \`${rule.to}\`, both included, at most ${grouped(rule.days)} days; a longer window is a 400 (invalid-parameter).`;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Routes
@@ -233,6 +259,18 @@ const HOSTNAME_PATH = pathParam(hostnameType, 'Fully-qualified hostname of the h
 const PARTICIPANT_PATH = pathParam(participantIdType, 'Participant identifier, canonical scheme::value (the full form iso6523-actorid-upis::scheme:value is accepted).', 'invalid-identifier');
 const AP_KEY = new RegExp(AP_KEY_PATTERN);
 const AP_KEY_EXPECTED = 'a provider key c-<slug>, o-<slug>-<hash> or s-<seatid>';
+
+/**
+ * The churn window of both churn routes: the trailing 30 days by default, at most 400 days (the series
+ * has a point per day; 400 days hold a year and its seasons, and keep an answer near 50 KB).
+ */
+export const CHURN_WINDOW_DEFAULT_DAYS = 30;
+export const CHURN_WINDOW_MAX_DAYS = 400;
+const CHURN_RULES: readonly Rule[] = [
+  { kind: 'date-window', from: 'from', to: 'to', days: CHURN_WINDOW_DEFAULT_DAYS },
+  { kind: 'not-after', from: 'from', to: 'to' },
+  { kind: 'max-span', from: 'from', to: 'to', days: CHURN_WINDOW_MAX_DAYS },
+];
 
 export const ROUTES = {
   health: defineRoute({
@@ -378,7 +416,7 @@ export const ROUTES = {
     path: '/v1/participants',
     tag: 'participants',
     summary: 'Participants',
-    description: 'Keyset-paginated participant list with filters and search; `meta` (counts and facets) on the first page only. A filtered page examines at most 256 participants of its source list and may hold fewer than `limit` items (even none) with a `next_cursor`: follow it until it is null.',
+    description: 'Keyset-paginated participant list with filters and search; `meta` (counts and facets) on the first page only. A filtered page examines at most 256 participants of its source list and may hold fewer than `limit` items (even none) with a `next_cursor`: follow it until it is null. A list filter of more than 8 values is matched item by item (a lone `smp` or `ap` filter of more values then has `filter_count` null), and a name search looks up at most 8 of its trigrams.',
     params: {
       sort: queryDefault(enumType(PARTICIPANT_SORTS), 'first_seen.desc', 'Order: first_seen.desc (default), first_seen.asc, name.asc, name.desc, country.asc, country.desc.'),
       country: query(listType('countries', countryItem, false), 'Comma-separated ISO country codes (current card country).'),
@@ -514,39 +552,33 @@ export const ROUTES = {
     path: '/v1/aps/{key}/churn',
     tag: 'access points',
     summary: 'Churn of one access point provider',
-    description: 'Joiners, movers and leavers per UTC day over [from, to]; the default period is the trailing 30 days.',
+    description: `Joiners, movers and leavers per UTC day over [from, to]: the trailing ${CHURN_WINDOW_DEFAULT_DAYS} days by default, at most ${CHURN_WINDOW_MAX_DAYS} days.`,
     params: {
       key: pathParam(patternType('ap-key', AP_KEY, AP_KEY_EXPECTED), 'Provider key.', 'churn-not-found'),
-      from: query(dateType, 'First UTC day, inclusive; default 29 days before `to`.'),
+      from: query(dateType, `First UTC day, inclusive; default ${CHURN_WINDOW_DEFAULT_DAYS - 1} days before \`to\`; at most ${CHURN_WINDOW_MAX_DAYS - 1} days before \`to\`.`),
       to: query(dateType, 'Last UTC day, inclusive; default today (UTC, the snapshot\'s day).'),
     },
     response: 'ApChurnView',
     paginated: false,
     notFound: ['churn'],
-    rules: [
-      { kind: 'date-window', from: 'from', to: 'to', days: 30 },
-      { kind: 'not-after', from: 'from', to: 'to' },
-    ],
+    rules: CHURN_RULES,
   }),
   'aps.churn_participants': defineRoute({
     id: 'aps.churn_participants',
     path: '/v1/aps/{key}/churn/participants',
     tag: 'access points',
     summary: 'Participants behind one churn count',
-    description: 'At most 500 rows, newest day first; never paginated (`next_cursor` null).',
+    description: `At most ${CHURN_PARTICIPANTS_MAX} rows, newest day first; never paginated (\`next_cursor\` null). The window [from, to] is the trailing ${CHURN_WINDOW_DEFAULT_DAYS} days by default, at most ${CHURN_WINDOW_MAX_DAYS} days.`,
     params: {
       key: pathParam(patternType('ap-key', AP_KEY, AP_KEY_EXPECTED), 'Provider key.', 'access-point-not-found'),
       category: queryRequired(enumType(CHURN_CATEGORIES), 'Required: joiner, mover_in, mover_out or leaver.'),
-      from: query(dateType, 'First UTC day, inclusive; default 29 days before `to`.'),
+      from: query(dateType, `First UTC day, inclusive; default ${CHURN_WINDOW_DEFAULT_DAYS - 1} days before \`to\`; at most ${CHURN_WINDOW_MAX_DAYS - 1} days before \`to\`.`),
       to: query(dateType, 'Last UTC day, inclusive; default today (UTC).'),
     },
     response: 'ChurnParticipantPage',
     paginated: false,
     notFound: ['access-point'],
-    rules: [
-      { kind: 'date-window', from: 'from', to: 'to', days: 30 },
-      { kind: 'not-after', from: 'from', to: 'to' },
-    ],
+    rules: CHURN_RULES,
     list: {
       partition: ['key', 'category'],
       orders: one([
@@ -619,7 +651,7 @@ export const ROUTES = {
     path: '/v1/anomalies',
     tag: 'anomalies',
     summary: 'Anomalies',
-    description: 'Anomalies raised by the detectors, newest first.',
+    description: 'Anomalies raised by the detectors, newest first. A page filtered by two or more of `detector`, `grade` and `acknowledged`, or by `host` together with `seat`, examines at most 100 anomalies from the first one of its first filter and may hold fewer than `limit`: follow `next_cursor` until it is null.',
     params: {
       detector: query(enumType(DETECTORS), 'One detector.'),
       grade: query(enumType(GRADES), 'notice or warning.'),
@@ -708,6 +740,7 @@ export function badRequestParams(route: AnyRoute): string[] {
   }
   for (const r of route.rules ?? []) {
     if (r.kind === 'not-after') names.add(r.from);
+    if (r.kind === 'max-span') names.add(r.from);
     if (r.kind === 'exclusive') r.params.forEach((p) => names.add(p));
   }
   return Object.keys(route.params).filter((n) => names.has(n));
@@ -889,6 +922,23 @@ export function parseRequest<P extends ParamMap>(
           problem: 'invalid-parameter',
           expected: `a value not after "${rule.to}" (${def.type.print(b)})`,
           got: def.type.print(a),
+        });
+        bad.add(rule.from);
+      }
+    } else if (rule.kind === 'max-span') {
+      const a = out[rule.from];
+      const b = out[rule.to];
+      if (bad.has(rule.from) || bad.has(rule.to) || typeof a !== 'string' || typeof b !== 'string') continue;
+      const span = daySpan(a, b);
+      if (span > rule.days) {
+        errors.push({
+          param: rule.from,
+          in: 'query',
+          status: 400,
+          problem: 'invalid-parameter',
+          expected: `a date at most ${rule.days - 1} days before "${rule.to}" (${b})`,
+          got: a,
+          sentence: `Query parameters "${rule.from}" and "${rule.to}" span ${grouped(span)} days (${a} to ${b}); at most ${grouped(rule.days)} are allowed.`,
         });
         bad.add(rule.from);
       }

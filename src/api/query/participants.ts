@@ -8,13 +8,14 @@ import type { CursorPosition } from '../cursor.js';
 import type { SortKey } from '../keys.js';
 import {
   activeDimensions,
-  activePostingDimensions,
   classifySearch,
   EVENTS_ROUTE,
   filterCountMode,
   foldName,
   PageCollector,
   planList,
+  plannedPostingDimensions,
+  searchTrigrams,
   WALK_WINDOW,
   HISTORY_ROUTE,
   listKey,
@@ -23,7 +24,6 @@ import {
   listPage,
   listParamsOf,
   simplePage,
-  trigramsOf,
   tsOf,
   tsOrNull,
   type ListParams,
@@ -189,7 +189,7 @@ const where = (conds: readonly string[]): string => (conds.length === 0 ? '' : `
 /** The rarest trigram of a name search (named participants whose folded name contains it). */
 function rarestTrigram(db: Db, search: Search | null): RarestTrigram | null {
   if (search === null || search.kind !== 'name') return null;
-  const tris = trigramsOf(search.text);
+  const tris = searchTrigrams(search.text);
   if (tris.length === 0) return null;
   ensureFold(db);
   const q = db.prepare(`SELECT count(*) FROM participant_list WHERE name IS NOT NULL AND instr(${FOLD_FN}(name), ?) > 0`).pluck();
@@ -203,7 +203,7 @@ function rarestTrigram(db: Db, search: Search | null): RarestTrigram | null {
 
 function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
   const out = new Map<PostingDimension, number>();
-  for (const d of activePostingDimensions(p)) {
+  for (const d of plannedPostingDimensions(p)) {
     const vals = p[d] as readonly string[];
     const n = db.prepare(`SELECT count(*) FROM participant_list WHERE ${DIM_COLUMN[d]} IN (${vals.map(() => '?').join(', ')})`).pluck().get(...vals) as number;
     out.set(d, n);

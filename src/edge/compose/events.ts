@@ -3,8 +3,11 @@
 import type { CursorPosition } from '../../api/cursor.js';
 import {
   addHourCount,
+  ANOMALY_WINDOW,
+  anomalyCandidate,
   anomalyCursor,
-  anomalyPartition,
+  anomalyMatch,
+  anomalyPlan,
   chartBucketFor,
   eventCursor,
   eventMeta,
@@ -28,7 +31,6 @@ import { exactFilePath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import { canonicalQuery, ROUTES } from '../../api/routes.js';
 import type { IndexEntry } from '../list-format.js';
-import { composePage } from '../list-reader.js';
 import { openList, readJson } from './market.js';
 import type { ComposeContext, ComposeFn, Params } from './types.js';
 
@@ -210,35 +212,37 @@ const composeAnomalies: ComposeFn = async (params, ctx): Promise<ApiResult> => {
     if (body === null) throw new Error('snapshot file v1/anomalies.json is missing');
     return ok(body);
   }
-  const limit = params.limit as number;
+  // Canonical parameters of anomalies.list (parseRequest): the types its ParamDefs declare.
   const cursor = params.cursor as CursorPosition | undefined;
-  const host = params.host as string | undefined;
-  const seat = params.seat as string | undefined;
   const since = params.since as number | undefined;
-  const facets: Array<[string, string]> = [];
-  if (params.detector !== undefined) facets.push(['detector', params.detector as string]);
-  if (params.grade !== undefined) facets.push(['grade', params.grade as string]);
-  if (params.acknowledged !== undefined) facets.push(['acknowledged', String(params.acknowledged)]);
-  const opened = await openList(ctx, 'anomalies.list', anomalyPartition({ host, seat }));
+  const plan = anomalyPlan({
+    detector: params.detector as string | undefined,
+    grade: params.grade as string | undefined,
+    acknowledged: params.acknowledged as boolean | undefined,
+    host: params.host as string | undefined,
+    seat: params.seat as string | undefined,
+  });
+  const opened = await openList(ctx, 'anomalies.list', plan.partition);
   if (opened === null) return ok({ items: [], next_cursor: null });
-  const after = cursor ? cursor.key : null;
-  const page = await composePage(opened.list, {
-    start: after === null ? undefined : (k) => compareKeys(k, after, DIRS) > 0,
-    stop: since === undefined ? undefined : (k) => (k[0] as number) < since,
-    match: (x) => {
-      const s = x as StoredAnomaly;
-      if (host !== undefined && !s.h.includes(host)) return false;
-      if (seat !== undefined && !s.s.includes(seat)) return false;
-      return facets.every(([f, v]) => (f === 'acknowledged' ? String(s.a.acknowledged) : (s.a as unknown as Record<string, string>)[f]) === v);
-    },
-    skip: facets.length === 0 ? undefined : (e) => facets.some(([f, v]) => (e.counts?.[f]?.[v] ?? 0) === 0),
-    limit,
-  });
+  const collector = new FeedCollector<StoredAnomaly>(params.limit as number, plan.windowed, 'older', ANOMALY_WINDOW);
+  const first = plan.facets[0];
+  const none = (e: IndexEntry, [f, v]: [string, string]): boolean => (e.counts?.[f]?.[v] ?? 0) === 0;
+  // Plain pages pass over every chunk some filter rules out; a window, before it starts, over the chunks without a candidate.
+  const skip = plan.windowed
+    ? first === undefined
+      ? undefined
+      : (e: IndexEntry) => !collector.inWindow && none(e, first)
+    : (e: IndexEntry) => plan.facets.some((fv) => none(e, fv));
+  const after = cursor?.key;
+  for await (const { key, item } of opened.list.scan({ start: after === undefined ? undefined : (k) => compareKeys(k, after, DIRS) > 0, skip })) {
+    // Keys are [observed_at ms, id]; the chunks hold StoredAnomaly items (src/render/routes/events.ts).
+    if (since !== undefined && (key[0] as number) < since) break;
+    const s = item as StoredAnomaly;
+    if (!collector.offer(s, key, anomalyCandidate(plan, s), anomalyMatch(plan, s))) break;
+  }
   opened.done();
-  return ok({
-    items: (page.items as StoredAnomaly[]).map((s) => s.a),
-    next_cursor: page.more ? anomalyCursor(page.keys[page.keys.length - 1]!) : null,
-  });
+  const { next } = collector.cursorKeys(false);
+  return ok({ items: collector.page.items.map((s) => s.a), next_cursor: next === null ? null : anomalyCursor(next) });
 };
 
 const composeAnomaly: ComposeFn = async (params, ctx) => {

@@ -13,7 +13,6 @@ import { LIMIT_DEFAULT } from '../../api/params.js';
 import {
   acceptedValues,
   activeDimensions,
-  activePostingDimensions,
   afterCursor,
   classifySearch,
   DEFAULT_SORT,
@@ -33,13 +32,14 @@ import {
   mainPartition,
   PageCollector,
   planList,
+  plannedPostingDimensions,
   postingPartition,
   setPage,
   simplePage,
   SMALL_SET_MAX,
   STATS_ROUTE,
+  searchTrigrams,
   trigramPartition,
-  trigramsOf,
   type ListParams,
   type PostingDimension,
   type RarestTrigram,
@@ -203,11 +203,12 @@ async function composeListWith(files: Files, p: ListParams): Promise<ApiResult> 
   const main = await files.list(LIST_ROUTE, mainPartition(p.sort));
   if (main === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${p.sort}`);
 
-  // Sizes of the candidate sources: posting dimensions (country and scheme from the main root's
-  // counts, smp and ap from their posting roots) and the rarest trigram of a name search.
+  // Sizes of the candidate sources: posting dimensions of at most POSTING_VALUES_MAX values (country and
+  // scheme from the main root's counts, smp and ap from their posting roots) and the rarest of at most
+  // SEARCH_TRIGRAMS_MAX trigrams of a name search.
   const postingTotals = new Map<PostingDimension, number>();
   const postingLists = new Map<PostingDimension, () => Promise<ListReader[]>>();
-  for (const d of activePostingDimensions(p)) {
+  for (const d of plannedPostingDimensions(p)) {
     const values = acceptedValues(p, d);
     const open = async (): Promise<ListReader[]> => (await Promise.all(values.map((v) => files.list(LIST_ROUTE, postingPartition(d, v))))).filter((l): l is ListReader => l !== null);
     postingLists.set(d, open);
@@ -217,7 +218,7 @@ async function composeListWith(files: Files, p: ListParams): Promise<ApiResult> 
   let rarest: RarestTrigram | null = null;
   let rarestList: ListReader | null = null;
   if (search !== null && search.kind === 'name') {
-    const tris = trigramsOf(search.text);
+    const tris = searchTrigrams(search.text);
     const roots = await Promise.all(tris.map((t) => files.list(LIST_ROUTE, trigramPartition(t))));
     for (let i = 0; i < tris.length; i++) {
       const n = roots[i]?.root.count ?? 0;
