@@ -181,7 +181,7 @@ describe('ETag, caching and deprecation', () => {
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
     expect(again.headers.get('etag')).toBe(etag);
-    expect(again.headers.get('cache-control')).toBe('public, max-age=60');
+    expect(again.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=300');
     expect((await call('/v1/network', { headers: { 'If-None-Match': `"x", W/${etag}` } })).status).toBe(304);
     expect((await call('/v1/network', { headers: { 'If-None-Match': '*' } })).status).toBe(304);
     expect((await call('/v1/network', { headers: { 'If-None-Match': '"other"' } })).status).toBe(200);
@@ -194,7 +194,7 @@ describe('ETag, caching and deprecation', () => {
   it('sets Cache-Control by the cache class of the answer', async () => {
     const { call } = setup();
     expect((await call('/immutable/c1')).headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
-    expect((await call('/v1/hosts')).headers.get('cache-control')).toBe('public, max-age=60');
+    expect((await call('/v1/hosts')).headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=300');
     expect((await call('/meta/m')).headers.get('cache-control')).toBe(CACHE_CONTROL.meta);
     expect((await call('/none/n')).headers.get('cache-control')).toBe('no-store');
     expect((await call('/health')).headers.get('cache-control')).toBe('no-store');
@@ -511,7 +511,7 @@ describe('access and keys', () => {
     const { call } = await keyedSetup();
     const net = await call('/v1/hosts', { headers: { Authorization: `Bearer ${NETWORK_KEY}` } });
     expect(net.status).toBe(200);
-    expect(net.headers.get('cache-control')).toBe('private, max-age=60');
+    expect(net.headers.get('cache-control')).toBe('private, max-age=60, stale-while-revalidate=300');
     expect(net.headers.get('vary')).toBe('Authorization, X-API-Key');
     expect((await call('/v1/hosts', { headers: { 'X-API-Key': NETWORK_KEY } })).status).toBe(200);
     const below = await call('/v1/participants', { headers: { 'X-API-Key': NETWORK_KEY } });
@@ -546,7 +546,7 @@ describe('access and keys', () => {
     expect((await call('/v1/participants')).status).toBe(200);
     const res = await call('/v1/participants', { headers: { Authorization: 'Bearer whatever' } });
     expect(res.status).toBe(200);
-    expect(res.headers.get('cache-control')).toBe('public, max-age=60');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=300');
   });
 
   it('parses key files (JSON lines or array) and reports every problem', async () => {

@@ -242,7 +242,7 @@ describe('Worker: the policy of the snapshot it serves', () => {
     const hosts = await get('/v1/hosts', NETWORK_KEY);
     expect(hosts.status).toBe(200);
     expect(JSON.parse(hosts.text)).toMatchObject({ items: [] });
-    expect(hosts.headers.get('cache-control')).toBe('private, max-age=60');
+    expect(hosts.headers.get('cache-control')).toBe('private, max-age=60, stale-while-revalidate=300');
     expect(hosts.headers.get('vary')).toBe('Authorization, X-API-Key');
     expect(hosts.headers.get('ratelimit-policy')).toBe('"keyed";q=600;w=60');
     expect((await get('/v1/participants', MARKET_KEY)).status).toBe(200);
@@ -319,7 +319,7 @@ describe('Worker: the policy of the snapshot it serves', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('ratelimit-policy')).toBe('"anonymous";q=60;w=60');
     expect(r.headers.get('deprecation')).toBeNull();
-    expect(r.headers.get('cache-control')).toBe('public, max-age=60');
+    expect(r.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=300');
   });
 
   it('answers 503 while no snapshot is published and 500 for a broken snapshot.json, with CORS; the reason goes to the log', async () => {

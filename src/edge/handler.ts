@@ -37,7 +37,7 @@ export const EXPOSED_HEADERS = [
 /** Cache-Control per cache class (docs/edge.md, "Caching"). */
 export const CACHE_CONTROL: Record<CacheClass, string> = {
   immutable: 'public, max-age=31536000, immutable',
-  mutable: 'public, max-age=60',
+  mutable: 'public, max-age=60, stale-while-revalidate=300',
   meta: 'public, no-cache',
   none: 'no-store',
 };
