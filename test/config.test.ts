@@ -60,7 +60,7 @@ describe('defaults', () => {
       database: path.join(dir, 'data/peppol.sqlite'),
       out: path.join(dir, 'out'),
       ingest: { timeout_ms: 30000, retries: 4, retry_base_ms: 250, concurrency: 8, workers: availableParallelism() },
-      render: { base_url: 'http://127.0.0.1:8787', chunk_max_items: 1000, chunk_max_bytes: 65536, gzip: false },
+      render: { base_url: 'http://127.0.0.1:8787', chunk_max_items: 1000, chunk_max_bytes: 65536 },
       publish: {
         target: { type: 'directory', path: path.join(dir, 'publish') },
         concurrency: 8,
@@ -169,7 +169,8 @@ describe('problems', () => {
         {
           database: '',
           ingest: { retries: 11, workers: 33, timeout_ms: 2.5 },
-          render: { base_url: 'ftp://example.org', chunk_max_bytes: 262144, gzip: 'yes' },
+          render: { base_url: 'ftp://example.org', chunk_max_bytes: 262144 },
+          publish: { target: { type: 's3', bucket: 'snapshots', force_path_style: 'yes' } },
           edge: { rate_limit: { requests: 'sixty' }, cors: { allow_origin: 'https://example.org' }, access: { mode: 'closed' } },
           retention: { raw_probe_days: 0 },
         },
@@ -185,7 +186,7 @@ describe('problems', () => {
       'ingest.workers: expected an integer from 0 to 32, got 33',
       'render.base_url: expected an http(s) URL without query or fragment, got "ftp://example.org"',
       'render.chunk_max_bytes: expected an integer from 1024 to 87381, got 262144',
-      'render.gzip: expected true or false, got "yes"',
+      'publish.target.force_path_style: expected true or false, got "yes"',
       'edge.cors.allow_origin: expected "*" (the spec requires Access-Control-Allow-Origin: * on every response), got "https://example.org"',
       'edge.rate_limit.requests: expected a positive integer, got "sixty"',
       'edge.access.mode: expected "open" or "keyed", got "closed"',
@@ -245,8 +246,8 @@ describe('invalid JSON', () => {
     expect(e.message).toBe(`invalid JSON in config file ${file}`);
     expect(e.problems).toEqual([`${file}:4:1: invalid JSON: trailing comma before "}"`]);
 
-    const file2 = writeConfig(dir, '{\n  "render": { "gzip": tru }\n}', 'b.json');
-    expect(usageError(() => loadConfig(file2)).problems).toEqual([`${file2}:2:23: invalid JSON: unexpected "t", expected a value`]);
+    const file2 = writeConfig(dir, '{\n  "render": { "chunk_max_items": tru }\n}', 'b.json');
+    expect(usageError(() => loadConfig(file2)).problems).toEqual([`${file2}:2:34: invalid JSON: unexpected "t", expected a value`]);
 
     const file3 = writeConfig(dir, '', 'c.json');
     expect(usageError(() => loadConfig(file3)).problems).toEqual([`${file3}:1:1: invalid JSON: unexpected end of input, expected a value`]);
@@ -257,7 +258,7 @@ describe('invalid JSON', () => {
 
   it('reports duplicate keys, which JSON.parse would silently collapse', () => {
     const dir = tmp();
-    const file = writeConfig(dir, '{\n  "out": "a",\n  "render": { "gzip": true },\n  "out": "b"\n}\n');
+    const file = writeConfig(dir, '{\n  "out": "a",\n  "render": { "chunk_max_items": 5 },\n  "out": "b"\n}\n');
     expect(usageError(() => loadConfig(file)).problems).toEqual([
       'out: duplicate key (line 4, column 3); JSON keeps only the last value, so keep one',
     ]);

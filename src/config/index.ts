@@ -40,7 +40,6 @@ export interface RenderConfig {
   base_url: string;
   chunk_max_items: number;
   chunk_max_bytes: number;
-  gzip: boolean;
 }
 
 export interface DirectoryTarget {

@@ -124,7 +124,6 @@ const render = z
       chunk_max_bytes: int(1024, CHUNK_MAX_BYTES_LIMIT)
         .default(65_536)
         .describe('Most bytes in one list chunk (uncompressed); at most floor(262144 / 3) because the shim reads up to 3 chunks per request.'),
-      gzip: bool().default(false).describe('Also write a .gz copy of every file (for targets that serve precompressed files).'),
     },
     expect('an object'),
   )
