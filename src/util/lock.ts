@@ -1,5 +1,5 @@
 // Locks that survive crashes: one `peppol-snapshot` process at a time works on a database or a
-// snapshot directory (`run`, `ingest`, `build`, `publish`; docs/operations.md, "Locks").
+// snapshot directory (`run`, `ingest`, `build`, `publish`; docs/publish.md, "Locks").
 //
 // The lock is an operating-system lock, not the existence of a file: the process holds an exclusive
 // SQLite transaction on `<resource>.lock` (a POSIX advisory lock, released by the kernel when the
