@@ -143,6 +143,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
     plan.exec(`CREATE TABLE plan (path TEXT PRIMARY KEY, op TEXT NOT NULL, why TEXT NOT NULL, class TEXT NOT NULL,
       sha256 TEXT, bytes INTEGER, content_type TEXT, content_encoding TEXT) WITHOUT ROWID`);
     plan.exec('CREATE INDEX plan_op ON plan (op, class, path)');
+    plan.exec('CREATE TABLE forced (path TEXT PRIMARY KEY) WITHOUT ROWID');
 
     // 1. What the target holds, and what an earlier run left unfinished.
     progress('publish: reading the target manifest');
@@ -151,7 +152,8 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
     const state = await readState(target);
     let stateChanged = false;
     let recovered: PublishSummary['recovered'] = null;
-    let forced: string[] = [];
+    /** Paths a cut-off publish overwrote in place: uploaded again (the table `forced` of the plan). */
+    let forced = 0;
     /** Where a cut-off publish of this very snapshot stopped (its plan is this run's plan). */
     let resume: { class: CacheClass; after: string } | null = null;
     if (state.pending) {
@@ -160,9 +162,19 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       const lines = await readLedger(target, pending.ledger);
       // Without its ledger, the publish was cut off before its first upload: it changed nothing.
       if (lines) {
-        state.ledgers.push({ path: pending.ledger, committed_at: commitTime(state, now()), outcome: committed ? 'committed' : 'aborted', ...ledgerCounts(lines, committed), mutable_done: false });
-        // Its in-place overwrites may have reached the target: upload those paths again.
-        if (!committed) forced = lines.filter((l) => l.op === 'changed').map((l) => l.path).sort();
+        const counts = { added: 0, changed: 0, retired: 0, doomed_immutable: 0 };
+        const doomed = committed ? 'retired' : 'added';
+        const force = plan.prepare('INSERT OR IGNORE INTO forced VALUES (?)');
+        plan.exec('BEGIN');
+        for await (const l of lines) {
+          counts[l.op]++;
+          if (l.op === doomed && l.class === 'immutable') counts.doomed_immutable++;
+          // Its in-place overwrites may have reached the target: upload those paths again.
+          if (!committed && l.op === 'changed') force.run(l.path);
+        }
+        plan.exec('COMMIT');
+        forced = counts.changed;
+        state.ledgers.push({ path: pending.ledger, committed_at: commitTime(state, now()), outcome: committed ? 'committed' : 'aborted', ...counts, mutable_done: false });
         if (!committed && pending.manifest_sha256 === local.sha256 && pending.done) resume = pending.done;
       }
       log(`publish: an earlier publish (of ${pending.generated_at}, started ${pending.started_at}) was cut off ${committed ? 'after' : 'before'} its manifest; ${committed ? 'recorded it' : 'its changes are redone'}`);
@@ -215,9 +227,15 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       insert.run({ path: s.path, op: 'put', why: 'new', class: 'immutable', sha256: s.sha256, bytes, content_type: SHARD_CONTENT_TYPE, content_encoding: null });
     }
     for (const s of remoteShards) if (!localShardSet.has(s.path)) retire(s.path, 'immutable');
-    const planned = plan.prepare('SELECT 1 FROM plan WHERE path = ?');
-    if (forced.length > 0) {
-      for (const e of (await lookupEntries(local.manifest.shards, forced, loadLocal)).values()) if (!planned.get(e.path)) put(e, 'forced');
+    if (forced > 0) {
+      // In path order, a batch at a time, the ones the diff did not plan already.
+      const batch = plan.prepare('SELECT f.path FROM forced f WHERE f.path > ? AND NOT EXISTS (SELECT 1 FROM plan p WHERE p.path = f.path) ORDER BY f.path LIMIT 10000').pluck();
+      for (let after = ''; ; ) {
+        const paths = batch.all(after) as string[];
+        if (paths.length === 0) break;
+        for (const e of (await lookupEntries(local.manifest.shards, paths, loadLocal)).values()) put(e, 'forced');
+        after = paths[paths.length - 1]!;
+      }
     }
     plan.exec('COMMIT');
 
@@ -235,7 +253,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       uploaded[cls] = { objects: c.n - r.n, bytes: (c.bytes ?? 0) - (r.bytes ?? 0) };
       resumed += r.n;
     }
-    const manifestChanged = remote === null || remote.sha256 !== local.sha256 || forced.length > 0;
+    const manifestChanged = remote === null || remote.sha256 !== local.sha256 || forced > 0;
     if (manifestChanged) {
       uploaded.meta.objects++;
       uploaded.meta.bytes += local.body.length;
@@ -340,17 +358,6 @@ function finish(summary: PublishSummary, target: PublishTarget, t0: number): Pub
   summary.retries = target.stats.retries;
   summary.seconds = Math.round(performance.now() - t0) / 1000;
   return summary;
-}
-
-/** Counts of a ledger's lines for its state entry. */
-function ledgerCounts(lines: readonly LedgerLine[], committed: boolean): Pick<LedgerRef, 'added' | 'changed' | 'retired' | 'doomed_immutable'> {
-  const c = { added: 0, changed: 0, retired: 0, doomed_immutable: 0 };
-  const doomed = committed ? 'retired' : 'added';
-  for (const l of lines) {
-    c[l.op]++;
-    if (l.op === doomed && l.class === 'immutable') c.doomed_immutable++;
-  }
-  return c;
 }
 
 function planCounts(plan: Database.Database): Pick<LedgerRef, 'added' | 'changed' | 'retired' | 'doomed_immutable'> {

@@ -22,7 +22,8 @@
 // Deletion is idempotent and recorded only after it happened, so a run killed in the middle of it is
 // completed by the next.
 import { randomUUID } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { createGunzip, gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import type { CacheClass } from '../render/sink.js';
 import type { PublishTarget } from './target.js';
@@ -121,13 +122,23 @@ export async function writeLedger(target: PublishTarget, path: string, lines: It
   await target.put(path, { bytes: Buffer.concat(members) }, { contentType: 'application/gzip', cacheControl: 'no-store' });
 }
 
-/** A ledger's lines, or null when the object is gone. */
-export async function readLedger(target: PublishTarget, path: string): Promise<LedgerLine[] | null> {
+/**
+ * A ledger's lines, read as they are decompressed (a first publish's ledger lists every file of the
+ * snapshot: millions of lines), or null when the object is gone.
+ */
+export async function readLedger(target: PublishTarget, path: string): Promise<AsyncIterable<LedgerLine> | null> {
   const body = await target.get(path);
   if (!body) return null;
-  const out: LedgerLine[] = [];
-  for (const line of dec.decode(gunzipSync(body)).split('\n')) if (line !== '') out.push(JSON.parse(line) as LedgerLine);
-  return out;
+  return (async function* () {
+    let rest = '';
+    const text = new TextDecoder();
+    for await (const chunk of Readable.from([body]).pipe(createGunzip()) as AsyncIterable<Buffer>) {
+      const lines = (rest + text.decode(chunk, { stream: true })).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) if (line !== '') yield JSON.parse(line) as LedgerLine;
+    }
+    if (rest !== '') yield JSON.parse(rest) as LedgerLine;
+  })();
 }
 
 /** A commit time after every recorded one (registration order is time order, whatever the clocks). */
@@ -148,6 +159,7 @@ export interface RetentionResult {
 }
 
 const DELETE_PAGE = 1000;
+const LINES_PER_TX = 50_000;
 
 /**
  * Deletes what the recorded ledgers doom and is due at `nowMs` (see the top of this file), oldest
@@ -164,39 +176,36 @@ export async function applyRetention(target: PublishTarget, state: PublishState,
     tmp.exec('CREATE TABLE cand (path TEXT NOT NULL, idx INTEGER NOT NULL, class TEXT NOT NULL, PRIMARY KEY (path, idx)) WITHOUT ROWID');
     tmp.exec('CREATE INDEX cand_idx ON cand (idx, class)');
     const insert = tmp.prepare('INSERT OR IGNORE INTO cand VALUES (?, ?, ?)');
-    const loaded = new Map<number, LedgerLine[]>();
-    const load = async (i: number): Promise<LedgerLine[]> => {
-      let lines = loaded.get(i);
-      if (!lines) {
-        // A ledger that is gone (removed by hand) dooms nothing and revives nothing.
-        lines = (await readLedger(target, refs[i]!.path)) ?? [];
-        loaded.set(i, lines);
+    /** Runs `each` over a ledger's lines in transactions of LINES_PER_TX (a ledger that is gone, removed by hand, has none). */
+    const each = async (i: number, fn: (l: LedgerLine) => void): Promise<void> => {
+      const lines = await readLedger(target, refs[i]!.path);
+      if (!lines) return;
+      let n = 0;
+      tmp.exec('BEGIN');
+      for await (const l of lines) {
+        fn(l);
+        if (++n % LINES_PER_TX === 0) {
+          tmp.exec('COMMIT');
+          tmp.exec('BEGIN');
+        }
       }
-      return lines;
+      tmp.exec('COMMIT');
     };
     for (const { r, i } of work) {
       const doomedOp: LedgerOp = r.outcome === 'committed' ? 'retired' : 'added';
-      const lines = await load(i);
-      tmp.transaction(() => {
-        for (const l of lines) {
-          if (l.op !== doomedOp) continue;
-          if (l.class === 'immutable' ? due(r) : !r.mutable_done) insert.run(l.path, i, l.class);
-        }
-      })();
-      loaded.delete(i); // read again below only if a newer one needs it
+      await each(i, (l) => {
+        if (l.op === doomedOp && (l.class === 'immutable' ? due(r) : !r.mutable_done)) insert.run(l.path, i, l.class);
+      });
     }
     const candidates = (tmp.prepare('SELECT count(*) AS n FROM cand').get() as { n: number }).n;
     if (candidates > 0) {
       // Spare what a newer committed publish added again.
       const spare = tmp.prepare('DELETE FROM cand WHERE path = ? AND idx < ?');
-      const first = work[0]!.i;
-      for (let j = first + 1; j < refs.length; j++) {
+      for (let j = work[0]!.i + 1; j < refs.length; j++) {
         if (refs[j]!.outcome !== 'committed') continue;
-        const lines = await load(j);
-        tmp.transaction(() => {
-          for (const l of lines) if (l.op === 'added') spare.run(l.path, j);
-        })();
-        loaded.delete(j);
+        await each(j, (l) => {
+          if (l.op === 'added') spare.run(l.path, j);
+        });
       }
     }
     // Referring objects before the objects they refer to: mutable and meta first, then immutable.
