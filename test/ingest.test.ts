@@ -11,6 +11,7 @@ import { RowEncoder } from '../src/feeds/rows.js';
 import { FEED_KINDS, type FeedKind } from '../src/feeds/schema.js';
 import { FeedWriter } from '../src/feeds/store.js';
 import { startCli, runCli } from './helpers/cli.js';
+import { count, dump } from './helpers/db-dump.js';
 import { lines, sampleRecords, segmentBytes, tempDir, writeFeedDir, writeIndex } from './helpers/feeds.js';
 import { startFeedServer, type FeedServer } from './helpers/http-feed-server.js';
 
@@ -23,30 +24,6 @@ function ingest(dbPath: string, ...urls: string[]): Promise<IngestSummary> {
 /** With `workers` threads however small the feed (by default a small feed is parsed inline). */
 function ingestWith(workers: number, dbPath: string, url: string): Promise<IngestSummary> {
   return runIngest({ dbPath, sources: [{ name: 'src', url }], http, workers, inlineBelowBytes: 0 });
-}
-
-/** Every table's rows except bookkeeping clocks, in id order: two databases with equal dumps hold the same data. */
-function dump(dbPath: string): Record<string, unknown[]> {
-  const db = new Database(dbPath, { readonly: true });
-  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
-  const out: Record<string, unknown[]> = {};
-  for (const t of tables) {
-    if (t === 'sources') continue; // holds attempt times
-    const rows = db.prepare(`SELECT * FROM ${t} ORDER BY 1`).all() as Record<string, unknown>[];
-    out[t] = rows.map((r) => {
-      const { ingested_at: _ignored, ...rest } = r;
-      return rest;
-    });
-  }
-  db.close();
-  return out;
-}
-
-function count(dbPath: string, sql: string): number {
-  const db = new Database(dbPath, { readonly: true });
-  const n = (db.prepare(sql).pluck().get() as number) ?? 0;
-  db.close();
-  return n;
 }
 
 const servers: FeedServer[] = [];

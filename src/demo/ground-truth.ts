@@ -8,18 +8,9 @@ import { TextFileWriter } from './writer.js';
 
 export const GROUND_TRUTH_FORMAT = 'peppol-snapshot/demo-ground-truth@1';
 
-export const EVENT_TYPES = [
-  'participant_registered',
-  'participant_deregistered',
-  'participant_smp_changed',
-  'endpoint_changed',
-  'doctype_support_changed',
-  'ap_seat_changed',
-  'host_cert_rotated',
-  'hosting_changed',
-  'directory_card_changed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import { EVENT_TYPES, type EventType } from '../derive/event-types.js';
+
+export { EVENT_TYPES, type EventType };
 
 /** An outage is reported closed once this much all-up probing after the recovery is in the feeds. */
 export const RECOVERY_MARGIN = HOUR;

@@ -28,18 +28,9 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/index.js';
 
-export const EVENT_TYPES = [
-  'participant_registered',
-  'participant_deregistered',
-  'participant_smp_changed',
-  'endpoint_changed',
-  'doctype_support_changed',
-  'ap_seat_changed',
-  'host_cert_rotated',
-  'hosting_changed',
-  'directory_card_changed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import { EVENT_TYPES, type EventType } from './event-types.js';
+
+export { EVENT_TYPES, type EventType } from './event-types.js';
 
 export const HOST_EVENT_TYPES: readonly EventType[] = ['host_cert_rotated', 'hosting_changed'];
 export const PARTICIPANT_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => !HOST_EVENT_TYPES.includes(t));

@@ -132,12 +132,12 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
   const p = config.publish;
   const target =
     opts.target ??
-    openTarget(p.target, {
+    (await openTarget(p.target, {
       retries: p.retries,
       retry_base_ms: p.retry_base_ms,
       timeout_ms: p.timeout_ms,
       onRetry: (what, attempt, e, delay) => log(`publish: ${what}: ${(e as Error).message}; retry ${attempt} in ${Math.round(delay)} ms`),
-    });
+    }));
   const plan = new Database(''); // anonymous, on disk: a first publish plans millions of objects
   try {
     plan.exec(`CREATE TABLE plan (path TEXT PRIMARY KEY, op TEXT NOT NULL, why TEXT NOT NULL, class TEXT NOT NULL,

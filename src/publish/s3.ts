@@ -7,14 +7,7 @@
 // so the log and the summary can say what was retried. Other errors (access denied, no such bucket,
 // missing credentials) fail at once with the store's message.
 import fs from 'node:fs';
-import {
-  DeleteObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3Target as S3Config } from '../config/index.js';
 import { retrying } from '../util/retry.js';
 import type { ObjectMeta, PublishTarget, PutBody, TargetOptions, TargetStats } from './target.js';
@@ -65,14 +58,22 @@ function isNotImplemented(e: unknown): boolean {
   return err.name === 'NotImplemented' || err.$metadata?.httpStatusCode === 501;
 }
 
+/** The SDK, loaded on first use: it costs every other command of the CLI 0.1 s to load. */
+type Sdk = typeof import('@aws-sdk/client-s3');
+
 export class S3Target implements PublishTarget {
   readonly stats: TargetStats = { retries: 0, requests: 0 };
   readonly name: string;
   private readonly client: S3Client;
+
+  static async open(config: S3Config, opts: TargetOptions): Promise<S3Target> {
+    return new S3Target(await import('@aws-sdk/client-s3'), config, opts);
+  }
   /** Stores without DeleteObjects (e.g. Google Cloud Storage's XML API) get one DeleteObject per key. */
   private multiDelete = true;
 
-  constructor(
+  private constructor(
+    private readonly sdk: Sdk,
     private readonly config: S3Config,
     private readonly opts: TargetOptions,
   ) {
@@ -87,7 +88,7 @@ export class S3Target implements PublishTarget {
       requestHandler: { requestTimeout: opts.timeout_ms, connectionTimeout: opts.timeout_ms },
     };
     if (config.endpoint !== undefined) clientConfig.endpoint = config.endpoint;
-    this.client = new S3Client(clientConfig);
+    this.client = new sdk.S3Client(clientConfig);
   }
 
   private key(key: string): string {
@@ -118,7 +119,7 @@ export class S3Target implements PublishTarget {
     const k = this.key(key);
     try {
       return await this.retry(`GET ${this.name}${key}`, async () => {
-        const res = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: k }));
+        const res = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.config.bucket, Key: k }));
         if (!res.Body) return new Uint8Array(0);
         return await res.Body.transformToByteArray();
       });
@@ -132,7 +133,7 @@ export class S3Target implements PublishTarget {
     const k = this.key(key);
     await this.retry(`PUT ${this.name}${key}`, async () => {
       await this.client.send(
-        new PutObjectCommand({
+        new this.sdk.PutObjectCommand({
           Bucket: this.config.bucket,
           Key: k,
           // A file is opened anew for every attempt.
@@ -161,7 +162,7 @@ export class S3Target implements PublishTarget {
       for (const key of batch) {
         await this.retry(`DELETE ${this.name}${key}`, async () => {
           try {
-            await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.key(key) }));
+            await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.key(key) }));
           } catch (e) {
             if (!isNotFound(e)) throw e;
           }
@@ -174,7 +175,7 @@ export class S3Target implements PublishTarget {
     let todo = batch;
     await this.retry(`DELETE ${batch.length} objects in ${this.name}`, async () => {
       const res = await this.client.send(
-        new DeleteObjectsCommand({ Bucket: this.config.bucket, Delete: { Objects: todo.map((k) => ({ Key: this.key(k) })), Quiet: true } }),
+        new this.sdk.DeleteObjectsCommand({ Bucket: this.config.bucket, Delete: { Objects: todo.map((k) => ({ Key: this.key(k) })), Quiet: true } }),
       );
       const errors = (res.Errors ?? []).filter((er) => er.Code !== 'NoSuchKey');
       if (errors.length === 0) return;

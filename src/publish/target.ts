@@ -44,6 +44,6 @@ export interface TargetOptions {
   onRetry?: (what: string, attempt: number, error: unknown, delayMs: number) => void;
 }
 
-export function openTarget(config: TargetConfig, opts: TargetOptions): PublishTarget {
-  return config.type === 'directory' ? new DirectoryTarget(config.path) : new S3Target(config, opts);
+export async function openTarget(config: TargetConfig, opts: TargetOptions): Promise<PublishTarget> {
+  return config.type === 'directory' ? new DirectoryTarget(config.path) : S3Target.open(config, opts);
 }

@@ -7,6 +7,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
+import { Rng } from '../../src/demo/prng.js';
 import type { WriteOp } from './publish-checker.js';
 
 export interface S3Server {
@@ -96,15 +97,8 @@ function errorXml(code: string): string {
  * from a seeded generator.
  */
 export async function startFaultProxy(upstream: string, bucket: string, seed = 1): Promise<FaultProxy> {
-  let s = seed >>> 0 || 1;
-  const rand = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
+  const rng = new Rng(seed);
+  const rand = () => rng.float();
   const up = new URL(upstream);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const proxy: FaultProxy = { endpoint: '', ops: [], faults: { ...NO_FAULTS }, injected: 0, close: async () => {} };

@@ -1,7 +1,8 @@
 // The zod-free values of the API's response schemas: enumerations, identifier patterns and limits.
 // The schemas (common.ts, participants.ts, providers.ts) build their zod types from these and re-export
 // them under the same names; the route table and the edge shim import them from here, so the Worker
-// bundle (src/edge/worker.ts) carries no zod. Edge-safe: plain values, no imports.
+// bundle (src/edge/worker.ts) carries no zod. Edge-safe: plain values; it imports only other plain
+// modules (the event types, shared with derive).
 
 // ---------------------------------------------------------------------------------------------
 // Identifier patterns (regular expression sources)
@@ -34,18 +35,8 @@ export const PROVENANCES = ['directory', 'discovered'] as const;
 
 export const HISTORY_FACTS = ['directory_presence', 'card', 'registration', 'smp'] as const;
 
-/** The nine change-event types, in the spec's order (equal to src/derive/events.ts EVENT_TYPES). */
-export const EVENT_TYPES = [
-  'participant_registered',
-  'participant_deregistered',
-  'participant_smp_changed',
-  'endpoint_changed',
-  'doctype_support_changed',
-  'ap_seat_changed',
-  'host_cert_rotated',
-  'hosting_changed',
-  'directory_card_changed',
-] as const;
+/** The nine change-event types, in the spec's order (one list, shared with derive and the demo). */
+export { EVENT_TYPES } from '../../derive/event-types.js';
 
 /** The five anomaly detectors (equal to src/derive/anomaly-id.ts DETECTORS). */
 export const DETECTORS = ['cert_identity_shift', 'off_cadence_rotation', 'endpoint_off_footprint', 'moved_to_unverified_seat', 'mass_change_burst'] as const;
