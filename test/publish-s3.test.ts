@@ -58,6 +58,15 @@ async function publish(prefix: string): Promise<PublishSummary> {
   return JSON.parse(r.stdout) as PublishSummary;
 }
 
+/** The snapshot's objects written since op `from` were all written before manifest.json started. */
+function expectManifestLast(from: number, prefix: string): void {
+  const puts = proxy.ops.slice(from).filter((o) => o.kind === 'put' && o.key.startsWith(prefix) && !o.key.startsWith(`${prefix}.publish/`));
+  const manifest = puts.filter((o) => o.key === `${prefix}manifest.json`);
+  expect(manifest).toHaveLength(1);
+  expect(puts.length).toBeGreaterThan(1);
+  expect(Math.max(...puts.filter((o) => o !== manifest[0]).map((o) => o.end))).toBeLessThanOrEqual(manifest[0]!.start);
+}
+
 /** Replays what the server wrote since the last call into each prefix's checker; no violation allowed. */
 function check(): void {
   const ops = proxy.ops.slice(replayed);
@@ -169,9 +178,7 @@ describe('publish to an S3-compatible server', () => {
     expect(s.previous_generated_at).toBeNull();
     expect(s.uploaded.objects).toBe(objects.size);
     expect(s.uploaded.meta.objects).toBe(2); // snapshot.json and manifest.json
-    const puts = proxy.ops.slice(from).filter((o) => o.kind === 'put' && !o.key.startsWith('demo/.publish/'));
-    const manifest = puts.find((o) => o.key === 'demo/manifest.json')!;
-    expect(Math.max(...puts.filter((o) => o !== manifest).map((o) => o.end))).toBeLessThanOrEqual(manifest.start);
+    expectManifestLast(from, 'demo/');
     check();
     await expectBucketIsSnapshot('demo/');
   }, 180_000);
@@ -191,8 +198,10 @@ describe('publish to an S3-compatible server', () => {
     const newShards = [...after.shards].filter((s) => !before.shards.has(s)).length;
     const retired = [...before.entries.keys()].filter((p) => !after.entries.has(p)).length + [...before.shards].filter((s) => !after.shards.has(s)).length;
     expect(changed).toBeGreaterThan(0);
+    const from = proxy.ops.length;
     const s = await publish('demo/');
     expect(s.uploaded.objects).toBe(changed + newShards + 1);
+    expectManifestLast(from, 'demo/');
     expect(s.retired).toBe(retired);
     expect(s.deleted.immutable + s.deleted.mutable + s.deleted.meta).toBe(retired); // retention 0
     check();
