@@ -203,7 +203,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
     const theirs = shardEntries(remoteShards.filter((s) => !localShardSet.has(s.path)), loadRemote, ahead);
     let a = await mine.next();
     let b = await theirs.next();
-    let batch = 0;
+    let compared = 0;
     plan.exec('BEGIN');
     while (!a.done || !b.done) {
       if (b.done || (!a.done && a.value.path < b.value.path)) {
@@ -219,7 +219,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
         a = await mine.next();
         b = await theirs.next();
       }
-      if (++batch % 50_000 === 0) progress(`publish: comparing manifests (${batch.toLocaleString('en')} entries)`);
+      if (++compared % 50_000 === 0) progress(`publish: comparing manifests (${compared.toLocaleString('en')} entries)`);
     }
     for (const s of local.manifest.shards) {
       if (remoteShardSet.has(s.path)) continue;
@@ -229,9 +229,9 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
     for (const s of remoteShards) if (!localShardSet.has(s.path)) retire(s.path, 'immutable');
     if (forced > 0) {
       // In path order, a batch at a time, the ones the diff did not plan already.
-      const batch = plan.prepare('SELECT f.path FROM forced f WHERE f.path > ? AND NOT EXISTS (SELECT 1 FROM plan p WHERE p.path = f.path) ORDER BY f.path LIMIT 10000').pluck();
+      const unplanned = plan.prepare('SELECT f.path FROM forced f WHERE f.path > ? AND NOT EXISTS (SELECT 1 FROM plan p WHERE p.path = f.path) ORDER BY f.path LIMIT 10000').pluck();
       for (let after = ''; ; ) {
-        const paths = batch.all(after) as string[];
+        const paths = unplanned.all(after) as string[];
         if (paths.length === 0) break;
         for (const e of (await lookupEntries(local.manifest.shards, paths, loadLocal)).values()) put(e, 'forced');
         after = paths[paths.length - 1]!;
@@ -253,8 +253,9 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       uploaded[cls] = { objects: c.n - r.n, bytes: (c.bytes ?? 0) - (r.bytes ?? 0) };
       resumed += r.n;
     }
-    const manifestChanged = remote === null || remote.sha256 !== local.sha256 || forced > 0;
-    if (manifestChanged) {
+    /** Anything to write: a new manifest, or files a cut-off publish left different from it. */
+    const writing = remote === null || remote.sha256 !== local.sha256 || forced > 0;
+    if (writing) {
       uploaded.meta.objects++;
       uploaded.meta.bytes += local.body.length;
     }
@@ -294,7 +295,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       return finish(summary, target, t0);
     }
 
-    if (manifestChanged) {
+    if (writing) {
       // 3. Record the plan, then upload in dependency order, the manifest last.
       progress('publish: recording the plan');
       const ledger = newLedgerPath(now());
