@@ -203,7 +203,7 @@ describe('publish to an S3-compatible server', () => {
     expect(s.uploaded.objects).toBe(changed + newShards + 1);
     expectManifestLast(from, 'demo/');
     expect(s.retired).toBe(retired);
-    expect(s.deleted.immutable + s.deleted.mutable + s.deleted.meta).toBe(retired); // retention 0
+    expect(s.deleted.objects).toBe(retired); // retention 0
     check();
     await expectBucketIsSnapshot('demo/');
   }, 240_000);

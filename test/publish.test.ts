@@ -147,9 +147,19 @@ describe('publish to a directory: random versions, cut-off runs and retention', 
         }
         // Past the retention period, a publish with no change deletes every doomed object and ledger.
         clock += (retentionHours + 1) * HOUR;
+        const size = (p: string) => fs.statSync(path.join(pub, p)).size;
+        const objects = () => new Map(listFiles(pub).filter((p) => !p.startsWith('.publish/')).map((p) => [p, size(p)]));
+        const before = objects();
+        const plan = await runPublish({ config, outDir: out, target: target(), now: () => clock, dryRun: true });
         const last = await publish(target());
         checker.replay(ops.slice(replayed));
         expect(last.uploaded.objects).toBe(0);
+        // What it deleted, in objects and bytes, is what the dry run said it would delete.
+        const after = objects();
+        const gone = [...before].filter(([p]) => !after.has(p));
+        expect({ objects: last.deleted.objects, bytes: last.deleted.bytes }).toEqual({ objects: gone.length, bytes: gone.reduce((n, [, b]) => n + b, 0) });
+        expect(plan.deleted).toEqual(last.deleted);
+        expect(last.waiting).toEqual({ objects: 0, bytes: 0 });
         const expected = [...readManifestPaths(out), 'manifest.json', STATE_PATH].sort();
         expect(listFiles(pub)).toEqual(expected);
         const state = JSON.parse(fs.readFileSync(path.join(pub, STATE_PATH), 'utf8')) as PublishState;

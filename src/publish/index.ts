@@ -26,8 +26,12 @@ import {
   newLedgerPath,
   readLedger,
   readState,
+  addCount,
   writeLedger,
   writeState,
+  zeroCounts,
+  type ClassCount,
+  type ClassCounts,
   type LedgerLine,
   type LedgerRef,
   type PublishState,
@@ -65,10 +69,7 @@ export interface PublishOptions {
   checkpointEvery?: number;
 }
 
-export interface ClassCount {
-  objects: number;
-  bytes: number;
-}
+export type { ClassCount, ClassCounts } from './ledger.js';
 
 export interface PublishSummary {
   target: string;
@@ -80,15 +81,15 @@ export interface PublishSummary {
   recovered: 'committed' | 'aborted' | null;
   files: number;
   /** Objects uploaded (dry run: to upload), manifest.json and its shards included. */
-  uploaded: ClassCount & Record<CacheClass, ClassCount>;
+  uploaded: ClassCounts;
   /** Planned objects a cut-off publish of the same snapshot had already written (not uploaded again). */
   resumed: number;
   /** Objects of the old manifest that the new one no longer lists. */
   retired: number;
   /** Objects deleted (dry run: to delete) by cache class. */
-  deleted: Record<CacheClass, number>;
+  deleted: ClassCounts;
   /** Retired immutable objects kept until their retention ends. */
-  waiting: number;
+  waiting: ClassCount;
   requests: number;
   retries: number;
   seconds: number;
@@ -117,8 +118,6 @@ export class PublishError extends Error {
     this.name = 'PublishError';
   }
 }
-
-const zeroClasses = (): Record<CacheClass, number> => ({ immutable: 0, mutable: 0, meta: 0 });
 
 export async function runPublish(opts: PublishOptions): Promise<PublishSummary> {
   const t0 = performance.now();
@@ -162,13 +161,16 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       const lines = await readLedger(target, pending.ledger);
       // Without its ledger, the publish was cut off before its first upload: it changed nothing.
       if (lines) {
-        const counts = { added: 0, changed: 0, retired: 0, doomed_immutable: 0 };
+        const counts = { added: 0, changed: 0, retired: 0, doomed_immutable: 0, doomed_immutable_bytes: 0 };
         const doomed = committed ? 'retired' : 'added';
         const force = plan.prepare('INSERT OR IGNORE INTO forced VALUES (?)');
         plan.exec('BEGIN');
         for await (const l of lines) {
           counts[l.op]++;
-          if (l.op === doomed && l.class === 'immutable') counts.doomed_immutable++;
+          if (l.op === doomed && l.class === 'immutable') {
+            counts.doomed_immutable++;
+            counts.doomed_immutable_bytes += l.bytes ?? 0;
+          }
           // Its in-place overwrites may have reached the target: upload those paths again.
           if (!committed && l.op === 'changed') force.run(l.path);
         }
@@ -188,14 +190,17 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
     const insert = plan.prepare('INSERT OR REPLACE INTO plan VALUES (@path, @op, @why, @class, @sha256, @bytes, @content_type, @content_encoding)');
     const put = (e: Entry, why: PlanRow['why']) =>
       insert.run({ path: e.path, op: 'put', why, class: e.cache_class, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, content_encoding: e.content_encoding ?? null });
-    const retire = (pathName: string, cls: CacheClass) => insert.run({ path: pathName, op: 'retire', why: 'gone', class: cls, sha256: null, bytes: null, content_type: null, content_encoding: null });
+    const retire = (pathName: string, cls: CacheClass, bytes: number) => insert.run({ path: pathName, op: 'retire', why: 'gone', class: cls, sha256: null, bytes, content_type: null, content_encoding: null });
     const remoteShards = remote?.manifest.shards ?? [];
     const remoteShardSet = new Set(remoteShards.map((s) => s.path));
     const localShardSet = new Set(local.manifest.shards.map((s) => s.path));
     const loadLocal = async (s: ManifestShard) => readLocalShard(outDir, s);
+    /** Sizes of the target's shards read (a retired shard is one of them). */
+    const remoteShardBytes = new Map<string, number>();
     const loadRemote = async (s: ManifestShard) => {
       const body = await target.get(s.path);
       if (!body) throw new ManifestError(`${target.name}${s.path}: a shard of the target's manifest is missing`);
+      remoteShardBytes.set(s.path, body.length);
       return parseShard(body, s, `${target.name}${s.path}`);
     };
     const ahead = Math.max(2, p.concurrency);
@@ -210,7 +215,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
         put(a.value, 'new');
         a = await mine.next();
       } else if (a.done || b.value.path < a.value.path) {
-        retire(b.value.path, b.value.cache_class);
+        retire(b.value.path, b.value.cache_class, b.value.bytes);
         b = await theirs.next();
       } else {
         const x = a.value;
@@ -226,7 +231,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       const bytes = fs.statSync(path.join(outDir, s.path)).size;
       insert.run({ path: s.path, op: 'put', why: 'new', class: 'immutable', sha256: s.sha256, bytes, content_type: SHARD_CONTENT_TYPE, content_encoding: null });
     }
-    for (const s of remoteShards) if (!localShardSet.has(s.path)) retire(s.path, 'immutable');
+    for (const s of remoteShards) if (!localShardSet.has(s.path)) retire(s.path, 'immutable', remoteShardBytes.get(s.path) ?? 0);
     if (forced > 0) {
       // In path order, a batch at a time, the ones the diff did not plan already.
       const unplanned = plan.prepare('SELECT f.path FROM forced f WHERE f.path > ? AND NOT EXISTS (SELECT 1 FROM plan p WHERE p.path = f.path) ORDER BY f.path LIMIT 10000').pluck();
@@ -240,29 +245,27 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
     plan.exec('COMMIT');
 
     const count = (sql: string, ...args: unknown[]) => plan.prepare(sql).get(...args) as { n: number; bytes: number | null };
-    const uploaded = { objects: 0, bytes: 0, immutable: { objects: 0, bytes: 0 }, mutable: { objects: 0, bytes: 0 }, meta: { objects: 0, bytes: 0 } };
+    const uploaded = zeroCounts();
     let resumed = 0;
     for (const cls of UPLOAD_ORDER) {
       const c = count("SELECT count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'put' AND class = ?", cls);
-      uploaded[cls] = { objects: c.n, bytes: c.bytes ?? 0 };
-      if (!resume) continue;
-      // What the cut-off run of this snapshot already wrote is not uploaded again.
-      const before = UPLOAD_ORDER.indexOf(cls) < UPLOAD_ORDER.indexOf(resume.class);
-      if (!before && cls !== resume.class) continue;
-      const r = before ? c : count("SELECT count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'put' AND class = ? AND path <= ?", cls, resume.after);
-      uploaded[cls] = { objects: c.n - r.n, bytes: (c.bytes ?? 0) - (r.bytes ?? 0) };
-      resumed += r.n;
+      let objects = c.n;
+      let bytes = c.bytes ?? 0;
+      if (resume) {
+        // What the cut-off run of this snapshot already wrote is not uploaded again.
+        const before = UPLOAD_ORDER.indexOf(cls) < UPLOAD_ORDER.indexOf(resume.class);
+        if (before || cls === resume.class) {
+          const r = before ? c : count("SELECT count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'put' AND class = ? AND path <= ?", cls, resume.after);
+          objects -= r.n;
+          bytes -= r.bytes ?? 0;
+          resumed += r.n;
+        }
+      }
+      addCount(uploaded, cls, objects, bytes);
     }
     /** Anything to write: a new manifest, or files a cut-off publish left different from it. */
     const writing = remote === null || remote.sha256 !== local.sha256 || forced > 0;
-    if (writing) {
-      uploaded.meta.objects++;
-      uploaded.meta.bytes += local.body.length;
-    }
-    for (const cls of UPLOAD_ORDER) {
-      uploaded.objects += uploaded[cls].objects;
-      uploaded.bytes += uploaded[cls].bytes;
-    }
+    if (writing) addCount(uploaded, 'meta', 1, local.body.length);
     const retired = count("SELECT count(*) AS n FROM plan WHERE op = 'retire'").n;
     const summary: PublishSummary = {
       target: target.name,
@@ -274,8 +277,8 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       uploaded,
       resumed,
       retired,
-      deleted: zeroClasses(),
-      waiting: 0,
+      deleted: zeroCounts(),
+      waiting: { objects: 0, bytes: 0 },
       requests: 0,
       retries: 0,
       seconds: 0,
@@ -284,13 +287,16 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
 
     if (dryRun) {
       // What this run would doom, and what the recorded ledgers would delete now.
-      const dooms = plan.prepare("SELECT class, count(*) AS n FROM plan WHERE op = 'retire' GROUP BY class").all() as { class: CacheClass; n: number }[];
+      const dooms = plan.prepare("SELECT class, count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'retire' GROUP BY class").all() as { class: CacheClass; n: number; bytes: number }[];
       const r = await applyRetention(target, state, now(), retentionMs, true);
       summary.deleted = r.deleted;
       summary.waiting = r.waiting;
       for (const d of dooms) {
-        if (d.class !== 'immutable' || retentionMs === 0) summary.deleted[d.class] += d.n;
-        else summary.waiting += d.n;
+        if (d.class !== 'immutable' || retentionMs === 0) addCount(summary.deleted, d.class, d.n, d.bytes);
+        else {
+          summary.waiting.objects += d.n;
+          summary.waiting.bytes += d.bytes;
+        }
       }
       return finish(summary, target, t0);
     }
@@ -361,19 +367,20 @@ function finish(summary: PublishSummary, target: PublishTarget, t0: number): Pub
   return summary;
 }
 
-function planCounts(plan: Database.Database): Pick<LedgerRef, 'added' | 'changed' | 'retired' | 'doomed_immutable'> {
+function planCounts(plan: Database.Database): Pick<LedgerRef, 'added' | 'changed' | 'retired' | 'doomed_immutable' | 'doomed_immutable_bytes'> {
   const n = (sql: string) => (plan.prepare(sql).get() as { n: number }).n;
   return {
     added: n("SELECT count(*) AS n FROM plan WHERE op = 'put' AND why = 'new'"),
     changed: n("SELECT count(*) AS n FROM plan WHERE op = 'put' AND why <> 'new'"),
     retired: n("SELECT count(*) AS n FROM plan WHERE op = 'retire'"),
     doomed_immutable: n("SELECT count(*) AS n FROM plan WHERE op = 'retire' AND class = 'immutable'"),
+    doomed_immutable_bytes: n("SELECT coalesce(sum(bytes), 0) AS n FROM plan WHERE op = 'retire' AND class = 'immutable'"),
   };
 }
 
 function* planLines(plan: Database.Database): Generator<LedgerLine> {
-  for (const row of plan.prepare('SELECT path, op, why, class FROM plan ORDER BY path').iterate() as Iterable<Pick<PlanRow, 'path' | 'op' | 'why' | 'class'>>) {
-    yield { op: row.op === 'retire' ? 'retired' : row.why === 'new' ? 'added' : 'changed', path: row.path, class: row.class };
+  for (const row of plan.prepare('SELECT path, op, why, class, bytes FROM plan ORDER BY path').iterate() as Iterable<Pick<PlanRow, 'path' | 'op' | 'why' | 'class' | 'bytes'>>) {
+    yield { op: row.op === 'retire' ? 'retired' : row.why === 'new' ? 'added' : 'changed', path: row.path, class: row.class, bytes: row.bytes ?? 0 };
   }
 }
 
@@ -410,12 +417,12 @@ export function formatPublishSummary(s: PublishSummary): string {
   const n = (x: number) => x.toLocaleString('en');
   const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
   const u = s.uploaded;
-  const del = s.deleted.immutable + s.deleted.mutable + s.deleted.meta;
+  const d = s.deleted;
   return (
     `publish ${s.target}: ${s.dry_run ? 'would upload' : 'uploaded'} ${n(u.objects)} objects (${mb(u.bytes)}; immutable ${n(u.immutable.objects)}, ` +
     `mutable ${n(u.mutable.objects)}, meta ${n(u.meta.objects)}) of a snapshot of ${n(s.files)} files` +
     `${s.resumed > 0 ? ` (${n(s.resumed)} already written by the run that was cut off)` : ''}; ` +
-    `${n(s.retired)} retired; ${s.dry_run ? 'would delete' : 'deleted'} ${n(del)} (immutable ${n(s.deleted.immutable)}, mutable ${n(s.deleted.mutable + s.deleted.meta)}); ` +
-    `${n(s.waiting)} waiting for retention; ${n(s.requests)} requests, ${n(s.retries)} retries, ${s.seconds} s`
+    `${n(s.retired)} retired; ${s.dry_run ? 'would delete' : 'deleted'} ${n(d.objects)} (${mb(d.bytes)}; immutable ${n(d.immutable.objects)}, mutable ${n(d.mutable.objects + d.meta.objects)}); ` +
+    `${n(s.waiting.objects)} (${mb(s.waiting.bytes)}) waiting for retention; ${n(s.requests)} requests, ${n(s.retries)} retries, ${s.seconds} s`
   );
 }

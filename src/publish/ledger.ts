@@ -38,6 +38,27 @@ export interface LedgerLine {
   op: LedgerOp;
   path: string;
   class: CacheClass;
+  /** The object's size (retired: as the old manifest listed it). */
+  bytes: number;
+}
+
+/** Objects and their bytes. */
+export interface ClassCount {
+  objects: number;
+  bytes: number;
+}
+
+/** Per cache class, and in all. */
+export type ClassCounts = ClassCount & Record<CacheClass, ClassCount>;
+
+export const zeroCounts = (): ClassCounts => ({ objects: 0, bytes: 0, immutable: { objects: 0, bytes: 0 }, mutable: { objects: 0, bytes: 0 }, meta: { objects: 0, bytes: 0 } });
+
+/** Adds `n` objects of `bytes` to class `cls` and to the total. */
+export function addCount(c: ClassCounts, cls: CacheClass, n: number, bytes: number): void {
+  c[cls].objects += n;
+  c[cls].bytes += bytes;
+  c.objects += n;
+  c.bytes += bytes;
 }
 
 export interface LedgerRef {
@@ -48,8 +69,9 @@ export interface LedgerRef {
   added: number;
   changed: number;
   retired: number;
-  /** Immutable objects it dooms (retired when committed, added when aborted): kept until retention ends. */
+  /** Immutable objects it dooms (retired when committed, added when aborted) and their bytes: kept until retention ends. */
   doomed_immutable: number;
+  doomed_immutable_bytes: number;
   /** Its doomed mutable and meta objects are deleted. */
   mutable_done: boolean;
 }
@@ -149,9 +171,9 @@ export function commitTime(state: PublishState, nowMs: number): string {
 
 export interface RetentionResult {
   /** Objects deleted (or, in a dry run, due for deletion) by cache class. */
-  deleted: Record<CacheClass, number>;
+  deleted: ClassCounts;
   /** Immutable objects doomed but kept until their retention ends. */
-  waiting: number;
+  waiting: ClassCount;
   /** Ledgers finished and removed from the state. */
   ledgers_done: number;
   /** The state was changed (the caller writes it). */
@@ -167,15 +189,15 @@ const LINES_PER_TX = 50_000;
  * the result says what would be.
  */
 export async function applyRetention(target: PublishTarget, state: PublishState, nowMs: number, retentionMs: number, dryRun: boolean): Promise<RetentionResult> {
-  const result: RetentionResult = { deleted: { immutable: 0, mutable: 0, meta: 0 }, waiting: 0, ledgers_done: 0, changed: false };
+  const result: RetentionResult = { deleted: zeroCounts(), waiting: { objects: 0, bytes: 0 }, ledgers_done: 0, changed: false };
   const refs = state.ledgers;
   const due = (r: LedgerRef) => Date.parse(r.committed_at) + retentionMs <= nowMs;
   const work = refs.map((r, i) => ({ r, i })).filter(({ r }) => !r.mutable_done || due(r));
   const tmp = new Database(''); // anonymous, on disk: a ledger may list millions of paths
   try {
-    tmp.exec('CREATE TABLE cand (path TEXT NOT NULL, idx INTEGER NOT NULL, class TEXT NOT NULL, PRIMARY KEY (path, idx)) WITHOUT ROWID');
+    tmp.exec('CREATE TABLE cand (path TEXT NOT NULL, idx INTEGER NOT NULL, class TEXT NOT NULL, bytes INTEGER NOT NULL, PRIMARY KEY (path, idx)) WITHOUT ROWID');
     tmp.exec('CREATE INDEX cand_idx ON cand (idx, class)');
-    const insert = tmp.prepare('INSERT OR IGNORE INTO cand VALUES (?, ?, ?)');
+    const insert = tmp.prepare('INSERT OR IGNORE INTO cand VALUES (?, ?, ?, ?)');
     /** Runs `each` over a ledger's lines in transactions of LINES_PER_TX (a ledger that is gone, removed by hand, has none). */
     const each = async (i: number, fn: (l: LedgerLine) => void): Promise<void> => {
       const lines = await readLedger(target, refs[i]!.path);
@@ -194,7 +216,7 @@ export async function applyRetention(target: PublishTarget, state: PublishState,
     for (const { r, i } of work) {
       const doomedOp: LedgerOp = r.outcome === 'committed' ? 'retired' : 'added';
       await each(i, (l) => {
-        if (l.op === doomedOp && (l.class === 'immutable' ? due(r) : !r.mutable_done)) insert.run(l.path, i, l.class);
+        if (l.op === doomedOp && (l.class === 'immutable' ? due(r) : !r.mutable_done)) insert.run(l.path, i, l.class, l.bytes ?? 0);
       });
     }
     const candidates = (tmp.prepare('SELECT count(*) AS n FROM cand').get() as { n: number }).n;
@@ -210,20 +232,24 @@ export async function applyRetention(target: PublishTarget, state: PublishState,
     }
     // Referring objects before the objects they refer to: mutable and meta first, then immutable.
     for (const cls of ['meta', 'mutable', 'immutable'] as const) {
-      const page = tmp.prepare('SELECT DISTINCT path FROM cand WHERE class = ? AND path > ? ORDER BY path LIMIT ?');
+      const page = tmp.prepare('SELECT path, max(bytes) AS bytes FROM cand WHERE class = ? AND path > ? GROUP BY path ORDER BY path LIMIT ?');
       let after = '';
       for (;;) {
-        const rows = page.all(cls, after, DELETE_PAGE) as { path: string }[];
+        const rows = page.all(cls, after, DELETE_PAGE) as { path: string; bytes: number }[];
         if (rows.length === 0) break;
         if (!dryRun) await target.delete(rows.map((row) => row.path));
-        result.deleted[cls] += rows.length;
+        addCount(result.deleted, cls, rows.length, rows.reduce((n, row) => n + row.bytes, 0));
         after = rows[rows.length - 1]!.path;
       }
     }
   } finally {
     tmp.close();
   }
-  for (const r of refs) if (!due(r)) result.waiting += r.doomed_immutable;
+  for (const r of refs) {
+    if (due(r)) continue;
+    result.waiting.objects += r.doomed_immutable;
+    result.waiting.bytes += r.doomed_immutable_bytes ?? 0;
+  }
   if (dryRun) return result;
   const keep: LedgerRef[] = [];
   const finished: string[] = [];

@@ -79,7 +79,7 @@ export async function runCycle(opts: RunOptions): Promise<RunSummary> {
         seconds: publish.seconds,
         uploaded: publish.uploaded.objects,
         uploaded_bytes: publish.uploaded.bytes,
-        deleted: publish.deleted.immutable + publish.deleted.mutable + publish.deleted.meta,
+        deleted: publish.deleted.objects,
         retries: publish.retries,
       };
     } catch (e) {
