@@ -8,7 +8,7 @@ import { benchApi } from './api.js';
 import { benchDerive } from './derive.js';
 import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
-import { benchPublish } from './publish.js';
+import { benchPublish, s3ServerChild } from './publish.js';
 
 const self = fileURLToPath(import.meta.url);
 const machine = () => `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -89,10 +89,13 @@ program
     const t0 = performance.now();
     const r = await benchPublish(
       { out: o.out, s3Dir: o.s3Dir, bucket: o.bucket, prefix: o.prefix, concurrency: Number(o.concurrency), retentionHours: Number(o.retentionHours) },
+      self,
       (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${line}\n`),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
+
+program.command('s3-server <dir> <bucket>', { hidden: true }).action(async (dir: string, bucket: string) => s3ServerChild(dir, bucket));
 
 program.command('ingest-child <dir> <db>', { hidden: true }).action(async (dir: string, db: string) => ingestChild(dir, db));
 
