@@ -11,15 +11,12 @@
 //   RATE_LIMITER_KEYED      optional Workers rate limiting binding: decides the quota of clients with a valid key
 // The edge policy (CORS, rate limit, access mode and tiers, deprecations) is the `edge` member of the
 // served snapshot's snapshot.json, written by `build` from publish.config.json: the policy in force is
-// always the one the snapshot and its openapi.json were built with. The client address is
-// CF-Connecting-IP. Rate-limit counters live in the isolate unless a binding decides (docs/edge.md).
-import { matchRoute } from '../api/routes.js';
-import { createHandler, EXPOSED_HEADERS, type EdgeHandler, type RateLimitPolicyName } from './handler.js';
-import { createKeyStore, parseKeyFile } from './keys.js';
-import { edgePolicyOf } from './policy.js';
-import { PROBLEM_CONTENT_TYPE, problemDoc, type ProblemDoc } from './problem.js';
-import { createResolve, snapshotInfoReader, SNAPSHOT_INFO_PATH, type SnapshotInfo, type SnapshotInfoReader } from './resolve.js';
-import type { FileReader, KeyStore } from './types.js';
+// always the one the snapshot and its openapi.json were built with (src/edge/snapshot-policy.ts, shared
+// with the AWS Lambda function). The client address is CF-Connecting-IP. Rate-limit counters live in
+// the isolate unless a binding decides (docs/edge.md).
+import type { RateLimitPolicyName } from './handler.js';
+import { createSnapshotEdge, type SnapshotEdge } from './snapshot-policy.js';
+import type { FileReader } from './types.js';
 
 /** The part of Cloudflare's R2Bucket binding the shim uses. */
 export interface R2BucketLike {
@@ -42,9 +39,6 @@ export interface Env {
   EDGE_POLICY?: string;
 }
 
-/** Retry-After of a 503 while snapshot.json cannot be read: it is looked up again after this long. */
-const SNAPSHOT_RETRY_SECONDS = 10;
-
 export function r2Reader(bucket: R2BucketLike, prefix = ''): FileReader {
   const p = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
   return {
@@ -59,38 +53,6 @@ export function r2Reader(bucket: R2BucketLike, prefix = ''): FileReader {
   };
 }
 
-/** What the env decides, built once per isolate and again when a variable or binding changes. */
-interface Site {
-  signature: string;
-  env: Env;
-  files: FileReader;
-  info: SnapshotInfoReader;
-  keys: KeyStore;
-  healthMaxAgeSeconds: number | undefined;
-  /** The handler of the current policy; its rate-limit counters live as long as the policy. */
-  current: { edge: unknown; policy: string; handle: EdgeHandler } | null;
-}
-
-let site: Site | null = null;
-
-function siteFor(env: Env): Site {
-  const signature = JSON.stringify([env.SNAPSHOT_PREFIX, env.API_KEYS, env.HEALTH_MAX_AGE_SECONDS, env.RATE_LIMITER !== undefined, env.RATE_LIMITER_KEYED !== undefined]);
-  if (site && site.signature === signature) return site;
-  const maxAge = env.HEALTH_MAX_AGE_SECONDS === undefined ? undefined : Number(env.HEALTH_MAX_AGE_SECONDS);
-  if (maxAge !== undefined && !(Number.isFinite(maxAge) && maxAge > 0)) throw new Error('HEALTH_MAX_AGE_SECONDS: expected a positive number of seconds');
-  if (env.EDGE_POLICY !== undefined) console.warn('peppol-snapshot edge: EDGE_POLICY is ignored: the edge policy comes from the snapshot (snapshot.json, written by build from publish.config.json)');
-  site = {
-    signature,
-    env,
-    files: r2Reader(env.SNAPSHOT, env.SNAPSHOT_PREFIX ?? ''),
-    info: snapshotInfoReader(),
-    keys: createKeyStore(env.API_KEYS ? parseKeyFile(env.API_KEYS, 'API_KEYS') : []),
-    healthMaxAgeSeconds: maxAge,
-    current: null,
-  };
-  return site;
-}
-
 /** The rate limiting bindings as the handler's outside limiter: each decides for its class of client. */
 function bindingLimiter(env: Env): ((identity: string, policy: RateLimitPolicyName) => Promise<boolean | null>) | undefined {
   const anonymous = env.RATE_LIMITER;
@@ -103,94 +65,30 @@ function bindingLimiter(env: Env): ((identity: string, policy: RateLimitPolicyNa
 }
 
 /**
- * The handler for the snapshot's policy. It is rebuilt only when the policy changes (a new snapshot
- * with another `edge`): snapshot.json is re-read at most every 10 s and compared by value.
+ * The shim for the env, built once per isolate and again when a variable or binding changes; the
+ * policy and the handler for it come from the served snapshot (src/edge/snapshot-policy.ts).
  */
-function handlerFor(s: Site, info: SnapshotInfo): EdgeHandler {
-  if (s.current && s.current.edge === info.edge) return s.current.handle;
-  const policy = edgePolicyOf(info.edge);
-  const text = JSON.stringify(policy);
-  if (s.current && s.current.policy === text) {
-    s.current.edge = info.edge;
-    return s.current.handle;
-  }
-  if (policy.access.mode === 'keyed' && s.keys.size === 0) console.warn('peppol-snapshot edge: the snapshot says access "keyed" but API_KEYS holds no key: every endpoint outside the keyless ones answers 403');
-  const rateLimit = bindingLimiter(s.env);
-  const handle = createHandler({
-    files: s.files,
-    resolve: createResolve({ snapshotInfo: s.info }),
-    problemBaseUrl: async (files) => (await s.info(files))?.base_url ?? null,
-    routeOf: (pathname) => matchRoute(pathname)?.route.id ?? null,
-    policy,
-    keys: s.keys,
+let site: { signature: string; edge: SnapshotEdge } | null = null;
+
+function edgeFor(env: Env): SnapshotEdge {
+  const signature = JSON.stringify([env.SNAPSHOT_PREFIX, env.API_KEYS, env.HEALTH_MAX_AGE_SECONDS, env.RATE_LIMITER !== undefined, env.RATE_LIMITER_KEYED !== undefined]);
+  if (site && site.signature === signature) return site.edge;
+  if (env.EDGE_POLICY !== undefined) console.warn('peppol-snapshot edge: EDGE_POLICY is ignored: the edge policy comes from the snapshot (snapshot.json, written by build from publish.config.json)');
+  const prefix = env.SNAPSHOT_PREFIX ?? '';
+  const rateLimit = bindingLimiter(env);
+  const edge = createSnapshotEdge({
+    files: r2Reader(env.SNAPSHOT, prefix),
+    prefix,
+    apiKeys: env.API_KEYS,
+    healthMaxAgeSeconds: env.HEALTH_MAX_AGE_SECONDS,
     ...(rateLimit ? { rateLimit } : {}),
-    ...(s.healthMaxAgeSeconds !== undefined ? { healthMaxAgeSeconds: s.healthMaxAgeSeconds } : {}),
-    onError: (e, request) => console.error(`peppol-snapshot edge: ${request.method} ${request.url}: ${e instanceof Error ? e.message : String(e)}`),
   });
-  s.current = { edge: info.edge, policy: text, handle };
-  return handle;
-}
-
-/**
- * A problem answered before any policy is known (no snapshot, or a broken configuration): CORS and
- * no-store like every answer of the edge, typed about:blank (the snapshot's base URL is unknown).
- */
-function bareProblem(request: Request, doc: ProblemDoc, retryAfterSeconds?: number): Response {
-  const body = JSON.stringify(doc);
-  const headers = new Headers({
-    'Content-Type': PROBLEM_CONTENT_TYPE,
-    'Content-Length': String(new TextEncoder().encode(body).length),
-    'Access-Control-Allow-Origin': '*',
-    'Access-Control-Expose-Headers': EXPOSED_HEADERS,
-    'X-Content-Type-Options': 'nosniff',
-    'Cache-Control': 'no-store',
-  });
-  if (retryAfterSeconds !== undefined) headers.set('Retry-After', String(retryAfterSeconds));
-  return new Response(request.method.toUpperCase() === 'HEAD' ? null : body, { status: doc.status, headers });
-}
-
-const why = (e: unknown): string => {
-  const problems = (e as { problems?: unknown }).problems; // KeyFileError and EdgePolicyError list their problems
-  return Array.isArray(problems) ? problems.join('; ') : e instanceof Error ? e.message : String(e);
-};
-
-function misconfigured(request: Request, e: unknown): Response {
-  // The reason goes to the Worker log only, never to the client.
-  console.error(`peppol-snapshot edge: configuration error: ${why(e)}`);
-  return bareProblem(request, problemDoc('internal-error', 'The service is misconfigured; the operator has been told.', null));
-}
-
-function unavailable(request: Request, detail: string): Response {
-  return bareProblem(request, { type: 'about:blank', title: 'Service Unavailable', status: 503, detail }, SNAPSHOT_RETRY_SECONDS);
+  site = { signature, edge };
+  return edge;
 }
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
-    let s: Site;
-    try {
-      s = siteFor(env);
-    } catch (e) {
-      return misconfigured(request, e);
-    }
-    let info: SnapshotInfo | null;
-    try {
-      info = await s.info(s.files);
-    } catch (e) {
-      // Not JSON: a broken snapshot (500). Anything else is the bucket failing to answer (503, retry).
-      if (e instanceof SyntaxError) return misconfigured(request, new Error(`${SNAPSHOT_INFO_PATH}: ${e.message}`));
-      console.error(`peppol-snapshot edge: ${SNAPSHOT_INFO_PATH} cannot be read: ${why(e)}`);
-      return unavailable(request, 'The snapshot cannot be read right now; try again later.');
-    }
-    if (!info) {
-      console.error(`peppol-snapshot edge: no ${SNAPSHOT_INFO_PATH} under the prefix ${JSON.stringify(env.SNAPSHOT_PREFIX ?? '')}: publish a snapshot`);
-      return unavailable(request, 'No snapshot is published here yet; try again later.');
-    }
-    let handle: EdgeHandler;
-    try {
-      handle = handlerFor(s, info);
-    } catch (e) {
-      return misconfigured(request, e);
-    }
-    return handle(request, request.headers.get('CF-Connecting-IP') ?? 'unknown');
+    return edgeFor(env)(request, request.headers.get('CF-Connecting-IP') ?? 'unknown');
   },
 };
