@@ -14,7 +14,11 @@ import type { Db } from '../../src/db/index.js';
 
 const made: string[] = [];
 afterAll(() => {
-  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  for (const d of made.splice(0)) {
+    fs.rmSync(d, { recursive: true, force: true });
+    // the lock a build or publish took beside it (src/util/lock.ts)
+    for (const f of [`${d}.lock`, `${d}.lock.json`]) fs.rmSync(f, { force: true });
+  }
 });
 
 /**
