@@ -651,7 +651,7 @@ export const ROUTES = {
     path: '/v1/anomalies',
     tag: 'anomalies',
     summary: 'Anomalies',
-    description: 'Anomalies raised by the detectors, newest first. The filters combine (an anomaly matches when it meets all of them). Every page holds `limit` anomalies whenever that many more match, under any combination of filters; `next_cursor` is null on the last page.',
+    description: 'Anomalies raised by the detectors, newest first. The filters combine (an anomaly matches when it meets all of them). Every page holds `limit` anomalies whenever that many more match, under any combination of filters, and carries `next_cursor` exactly when more match.',
     params: {
       detector: query(enumType(DETECTORS), 'One detector.'),
       grade: query(enumType(GRADES), 'notice or warning.'),
