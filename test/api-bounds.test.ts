@@ -164,7 +164,7 @@ const BOUNDS: Record<RouteId, Bound> = {
     cap: lim(LIMIT_MAX),
     body: '300 + Σ anomalies (1,000 + target and evidence bytes + 30 × event refs)',
     bodyMax: (b) => 300 + sum(items(b), anomalyBytes),
-    reads: 'as the incidents (one counted filter: only chunks holding a match); a window examines ≤ 100 anomalies',
+    reads: "as the incidents (any filters: only chunks holding a match, by the index's counts of each combination of `detector`, `grade` and `acknowledged`, and of `seat` with it on a host's list)",
     files: fixed(SKIP_WALK_FILES),
     bytes: fixed(SKIP_WALK_FILES * LIST_FILE_MAX),
   },
@@ -497,6 +497,20 @@ const WORST: Record<RouteId, () => string[]> = {
       `/v1/anomalies${q({ limit: 200, host })}`,
       `/v1/anomalies${q({ limit: 200, seat, grade: 'notice' })}`,
       `/v1/anomalies${q({ limit: 200, cursor: anomalyCursor(last) })}`,
+      // Every filter at once, at the values of an anomaly naming a host and a seat (host with seat reads the host's list).
+      ...db
+        .prepare(
+          `SELECT h.hostname, s.seat_id, a.detector, a.grade, a.acknowledged FROM anomalies a JOIN anomaly_hosts h ON h.anomaly_id = a.id
+           JOIN anomaly_seats s ON s.anomaly_id = a.id ORDER BY a.observed_at DESC, a.id DESC, 1, 2`,
+        )
+        .raw()
+        // Raw rows of the five selected columns.
+        .all()
+        .flatMap((r) => {
+          const [h, s, detector, grade, ack] = r as [string, string, string, string, number];
+          const f = { limit: 1, host: h, seat: s, detector, grade, acknowledged: String(ack === 1) };
+          return [`/v1/anomalies${q(f)}`, `/v1/anomalies${q({ ...f, limit: 200, cursor: anomalyCursor(last) })}`];
+        }),
     ];
   },
   'anomalies.detail': () => col('SELECT id FROM anomalies ORDER BY id').map((id) => `/v1/anomalies/${id}`),

@@ -27,12 +27,12 @@
 // - With two or more of participant/seat/host, the events of the first of them (participant, then seat,
 //   then host) inside [since, until] are counted one by one; above META_SCAN_MAX such events the counts
 //   degrade (filter_count null, facets {}, chart_data []), as the spec allows for filter_count.
-// - Anomaly pages (anomalyPlan): the stored list of seat, else host, else all; a filter the index
-//   counts (detector, grade, acknowledged) lets a page skip the chunks without a match. Plain pages
-//   (at most one such filter, nothing else left): the `limit` matches after the cursor. Windowed pages
-//   (two or more of them, or `host` over the seat's list: no chunk count rules a chunk out): from the
-//   first candidate (an item of the first counted filter's value) at most ANOMALY_WINDOW items are
-//   examined, as on the event feed.
+// - Anomaly pages (anomalyPage): the `limit` matches after the cursor, `next_cursor` on the last when
+//   another match follows; always full. The shim reads the stored list of host, else seat, else all
+//   (anomalyPlan) and skips every index entry whose counts of the combined facet
+//   detector|grade|acknowledged (on a host's list also seat|detector|grade|acknowledged) hold no
+//   combination the filters accept (anomalyEntryMayMatch), so every chunk it reads holds a match: at
+//   most `limit` + 2 chunks a page.
 import { encodeCursor } from './cursor.js';
 import type { SortKey } from './keys.js';
 
@@ -287,8 +287,6 @@ export class FeedCollector<T> {
     private readonly limit: number,
     private readonly windowed: boolean,
     private readonly dir: 'older' | 'newer',
-    /** Most items a windowed page examines from its first candidate. */
-    private readonly window: number = EVENT_WINDOW,
   ) {}
 
   /** True once the window has started (the first candidate was offered). */
@@ -317,7 +315,7 @@ export class FeedCollector<T> {
         return false;
       }
     }
-    if (this.windowed && this.examined === this.window) {
+    if (this.windowed && this.examined === EVENT_WINDOW) {
       this.cont = key;
       return false;
     }
@@ -351,16 +349,47 @@ export class FeedCollector<T> {
 // ---------------------------------------------------------------------------------------------
 // Anomaly pages
 
-/** The anomaly filters the lists count per chunk, in the order a window takes its candidate from. */
+/** The anomaly filters the lists count per index entry, in the order of the combined facet's value. */
 export const ANOMALY_FACETS = ['detector', 'grade', 'acknowledged'] as const;
 export type AnomalyFacet = (typeof ANOMALY_FACETS)[number];
 
 /**
- * Most source items a windowed anomaly page examines from its first candidate on. An anomaly's stored
- * item is a few hundred bytes to about 10 KB (a burst's evidence), so a window reads at most about
- * 1 MB and, at typical sizes, one or two chunks besides the one where it starts.
+ * The facet counted per index entry of every anomaly list: one value per combination of detector,
+ * grade and acknowledgement, `<detector>|<grade>|<acknowledged>` (at most 5 × 2 × 2 = 20 values; 10
+ * occur, as a detector raises one grade). Counting combinations rather than each filter on its own is
+ * what lets a page filtered by two or three of them skip every chunk without a match.
  */
-export const ANOMALY_WINDOW = 100;
+export const ANOMALY_COMBINED = 'detector|grade|acknowledged';
+/**
+ * Counted on a host's list besides ANOMALY_COMBINED: `<seat>|<detector>|<grade>|<acknowledged>` for
+ * each seat an anomaly names (an anomaly names one or two; one without seats adds none), so that a
+ * page filtered by `host` and `seat` skips the chunks without a match too.
+ */
+export const ANOMALY_SEAT_COMBINED = 'seat|detector|grade|acknowledged';
+
+/**
+ * The facet fields an anomaly list of a partition family ('all', 'host', 'seat') counts per index
+ * entry: each of ANOMALY_FACETS on its own (what shims before the combined facet skip by, so that
+ * they still answer a newer snapshot), the combined facet, and on a host's list the seat's.
+ */
+export function anomalyFacetFields(family: string): string[] {
+  return [...ANOMALY_FACETS, ANOMALY_COMBINED, ...(family === 'host' ? [ANOMALY_SEAT_COMBINED] : [])];
+}
+
+/** The value of a counted filter an anomaly carries, as the index counts it (acknowledged as "true"/"false"). */
+export function anomalyFacetValue(a: StoredAnomaly['a'], facet: AnomalyFacet): string {
+  return facet === 'acknowledged' ? String(a.acknowledged) : a[facet];
+}
+
+/** An anomaly's values of the facet fields of its list (anomalyFacetFields), for the list writer. */
+export function anomalyFacetValues(family: string, s: StoredAnomaly): Record<string, string[]> {
+  const values = ANOMALY_FACETS.map((f) => anomalyFacetValue(s.a, f));
+  const combined = values.join('|');
+  const out: Record<string, string[]> = Object.fromEntries(ANOMALY_FACETS.map((f, i) => [f, [values[i]!]]));
+  out[ANOMALY_COMBINED] = [combined];
+  if (family === 'host') out[ANOMALY_SEAT_COMBINED] = s.s.map((seat) => `${seat}|${combined}`);
+  return out;
+}
 
 export interface AnomalyFilterParams {
   detector?: string;
@@ -376,39 +405,63 @@ export interface AnomalyPlan {
   partition: string[];
   /** Counted filters as [field, value] (acknowledged as "true"/"false"), in ANOMALY_FACETS order. */
   facets: Array<[AnomalyFacet, string]>;
-  /** The hostname left to match on the seat's list (both host and seat given). */
-  host?: string;
-  /** True when chunk counts cannot rule out every chunk without a match: a bounded window (FeedCollector). */
-  windowed: boolean;
+  /** The seat left to match on the host's list (both host and seat given). */
+  seat?: string;
 }
 
+/**
+ * The list a page reads: the host's, else the seat's, else all anomalies. With both host and seat the
+ * host's list is read and the seat is matched item by item: a host's anomalies name few seats, so its
+ * index counts them (ANOMALY_SEAT_COMBINED) at little cost, where a seat's would count many hosts.
+ */
 export function anomalyPlan(f: AnomalyFilterParams): AnomalyPlan {
-  const partition = anomalyPartition(f);
   const facets: Array<[AnomalyFacet, string]> = [];
   for (const facet of ANOMALY_FACETS) {
     const v = f[facet];
     if (v !== undefined) facets.push([facet, String(v)]);
   }
-  const plan: AnomalyPlan = { partition, facets, windowed: facets.length >= 2 };
-  if (partition[0] === 'seat' && f.host !== undefined) {
-    plan.host = f.host;
-    plan.windowed = true;
+  if (f.host !== undefined) return f.seat === undefined ? { partition: ['host', f.host], facets } : { partition: ['host', f.host], facets, seat: f.seat };
+  if (f.seat !== undefined) return { partition: ['seat', f.seat], facets };
+  return { partition: ['all'], facets };
+}
+
+/** Item counts per value of facet fields, as a list index entry holds them (src/edge/list-format.ts FacetCounts). */
+export type AnomalyEntryCounts = Readonly<Record<string, Readonly<Record<string, number>>>>;
+
+/**
+ * Whether an index entry of the plan's list may hold a match, from its counts: true when the entry
+ * counts an item of a combination the plan accepts (every set filter equal, the others any value; on
+ * a host's list with a seat left to match, a combination of that seat). An entry this rules out is
+ * never read, so every chunk a page reads holds a match (of every filter but `since`).
+ */
+export function anomalyEntryMayMatch(plan: AnomalyPlan, counts: AnomalyEntryCounts | undefined): boolean {
+  if (plan.facets.length === 0 && plan.seat === undefined) return true;
+  const field = plan.seat === undefined ? ANOMALY_COMBINED : ANOMALY_SEAT_COMBINED;
+  const byValue = counts?.[field];
+  // A snapshot written before the combined counts: the counts of each filter alone rule out what they can.
+  if (byValue === undefined) return plan.facets.every(([f, v]) => counts?.[f] === undefined || (counts[f][v] ?? 0) > 0);
+  for (const [value, n] of Object.entries(byValue)) {
+    if (n === 0) continue;
+    // The last three parts are detector, grade and acknowledged (none holds a '|'); a seat is the rest.
+    const parts = value.split('|');
+    const combo = parts.slice(-ANOMALY_FACETS.length);
+    if (plan.seat !== undefined && parts.slice(0, -ANOMALY_FACETS.length).join('|') !== plan.seat) continue;
+    if (plan.facets.every(([f, v]) => combo[ANOMALY_FACETS.indexOf(f)] === v)) return true;
   }
-  return plan;
+  return false;
 }
 
-/** The value of a counted filter an anomaly carries, as the index counts it. */
-export function anomalyFacetValue(a: StoredAnomaly['a'], facet: AnomalyFacet): string {
-  return facet === 'acknowledged' ? String(a.acknowledged) : a[facet];
-}
-
-/** A windowed page's candidate: an item of the first counted filter's value (any item without one). */
-export function anomalyCandidate(plan: AnomalyPlan, s: StoredAnomaly): boolean {
-  const first = plan.facets[0];
-  return first === undefined || anomalyFacetValue(s.a, first[0]) === first[1];
-}
-
-/** Whether a stored anomaly of the plan's source list matches every filter. */
+/** Whether a stored anomaly of the plan's source list matches every filter (but `since`). */
 export function anomalyMatch(plan: AnomalyPlan, s: StoredAnomaly): boolean {
-  return plan.facets.every(([f, v]) => anomalyFacetValue(s.a, f) === v) && (plan.host === undefined || s.h.includes(plan.host));
+  return plan.facets.every(([f, v]) => anomalyFacetValue(s.a, f) === v) && (plan.seat === undefined || s.s.includes(plan.seat));
+}
+
+/**
+ * A page of the anomaly list from the matches after the cursor, in list order, at most `limit` + 1 of
+ * them: the first `limit`, and `next_cursor` on the last of those when another match follows (else
+ * null). Pages are always full: a page holds `limit` items whenever that many more matches exist.
+ */
+export function anomalyPage<T>(matches: ReadonlyArray<{ item: T; key: SortKey }>, limit: number): { items: T[]; next_cursor: string | null } {
+  const page = matches.slice(0, limit);
+  return { items: page.map((m) => m.item), next_cursor: matches.length > limit ? anomalyCursor(page[page.length - 1]!.key) : null };
 }

@@ -651,7 +651,7 @@ export const ROUTES = {
     path: '/v1/anomalies',
     tag: 'anomalies',
     summary: 'Anomalies',
-    description: 'Anomalies raised by the detectors, newest first. A page filtered by two or more of `detector`, `grade` and `acknowledged`, or by `host` together with `seat`, examines at most 100 anomalies from the first one of its first filter and may hold fewer than `limit`: follow `next_cursor` until it is null.',
+    description: 'Anomalies raised by the detectors, newest first. The filters combine (an anomaly matches when it meets all of them). Every page holds `limit` anomalies whenever that many more match, under any combination of filters, and carries `next_cursor` exactly when more match.',
     params: {
       detector: query(enumType(DETECTORS), 'One detector.'),
       grade: query(enumType(GRADES), 'notice or warning.'),

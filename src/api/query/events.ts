@@ -2,12 +2,11 @@
 // event_seats, anomaly_events; anomaly readers of src/derive/anomalies.ts). Rules: src/api/events-shared.ts.
 import type { CursorPosition } from '../cursor.js';
 import type { Db } from '../../db/index.js';
-import { anomalyView, eventAnomalies, type AnomalyView } from '../../derive/anomalies.js';
+import { anomalyList, anomalyView, eventAnomalies, type AnomalyFilters, type AnomalyView } from '../../derive/anomalies.js';
+import type { Detector } from '../../derive/anomaly-id.js';
 import {
   addHourCount,
-  ANOMALY_WINDOW,
-  anomalyCursor,
-  anomalyPlan,
+  anomalyPage,
   chartBucketFor,
   eventCursor,
   eventMeta,
@@ -15,7 +14,6 @@ import {
   EVENT_WINDOW,
   FeedCollector,
   META_SCAN_MAX,
-  type AnomalyPlan,
   type EventPlan,
   type FeedKey,
   type HourTypeCounts,
@@ -208,74 +206,25 @@ export function apiAnomaly(v: AnomalyView): StoredAnomaly['a'] {
   return { ...v, observed_at: apiTs(v.observed_at) };
 }
 
-/** SQL of an anomaly plan's source list and `since`. */
-function anomalySourceWhere(plan: AnomalyPlan, since: number | undefined): Where {
-  const [family, value] = plan.partition;
-  const w: Where = { sql: [], args: [] };
-  if (family === 'host') w.sql.push('a.id IN (SELECT anomaly_id FROM anomaly_hosts WHERE hostname = ?)');
-  if (family === 'seat') w.sql.push('a.id IN (SELECT anomaly_id FROM anomaly_seats WHERE seat_id = ?)');
-  if (family !== 'all') w.args.push(value);
-  if (since !== undefined) {
-    w.sql.push('a.observed_at >= ?');
-    w.args.push(since);
-  }
-  return w;
-}
-
-/** SQL of one counted filter (acknowledged is stored as 0/1). */
-function anomalyFacetWhere([facet, value]: [string, string]): Where {
-  return facet === 'acknowledged' ? { sql: ['a.acknowledged = ?'], args: [value === 'true' ? 1 : 0] } : { sql: [`a.${facet} = ?`], args: [value] };
-}
-
-const A_OLDER = '(a.observed_at < ? OR (a.observed_at = ? AND a.id < ?))';
-const A_AT_OR_OLDER = '(a.observed_at < ? OR (a.observed_at = ? AND a.id <= ?))';
-
 export const anomaliesListQuery: QueryFn = (db, params) => {
   // Canonical parameters of anomalies.list (parseRequest): the types its ParamDefs declare.
   const limit = params.limit as number;
-  const cursor = params.cursor as CursorPosition | undefined;
-  const plan = anomalyPlan({
-    detector: params.detector as string | undefined,
-    grade: params.grade as string | undefined,
-    acknowledged: params.acknowledged as boolean | undefined,
+  const filters: AnomalyFilters = {
+    detector: params.detector as Detector | undefined,
+    grade: params.grade as AnomalyFilters['grade'],
     host: params.host as string | undefined,
     seat: params.seat as string | undefined,
-  });
-  const src = anomalySourceWhere(plan, params.since as number | undefined);
-  const facetSql = plan.facets.map(anomalyFacetWhere);
-  const hostSql: Where = plan.host === undefined ? { sql: [], args: [] } : { sql: ['a.id IN (SELECT anomaly_id FROM anomaly_hosts WHERE hostname = ?)'], args: [plan.host] };
-  const matchSql = [...facetSql, hostSql].flatMap((w) => w.sql);
-  const matchArgs = [...facetSql, hostSql].flatMap((w) => w.args);
-  let from: Where | null = cursor === undefined ? null : { sql: [A_OLDER], args: keyArgs(cursor.key as FeedKey) };
-  // better-sqlite3 rows are untyped: the columns selected below.
-  let rows: Array<{ id: string; observed_at: number; cand: number; m: number }>;
-  const order = 'ORDER BY a.observed_at DESC, a.id DESC';
-  if (plan.windowed) {
-    // The window starts at the first candidate after the cursor (an item of the first counted filter).
-    const cand = facetSql[0] ?? { sql: [], args: [] };
-    const firstKey = db
-      .prepare(`SELECT a.observed_at, a.id FROM anomalies a ${cond(src, [...(from?.sql ?? []), ...cand.sql])} ${order} LIMIT 1`)
-      .raw()
-      .get(...src.args, ...(from?.args ?? []), ...cand.args) as FeedKey | undefined;
-    if (firstKey === undefined) rows = [];
-    else {
-      from = { sql: [A_AT_OR_OLDER], args: keyArgs(firstKey) };
-      const candCol = cand.sql.length === 0 ? '1' : cand.sql.join(' AND ');
-      const matchCol = matchSql.length === 0 ? '1' : matchSql.join(' AND ');
-      rows = db
-        .prepare(`SELECT a.id, a.observed_at, (${candCol}) AS cand, (${matchCol}) AS m FROM anomalies a ${cond(src, from.sql)} ${order} LIMIT ?`)
-        .all(...cand.args, ...matchArgs, ...src.args, ...from.args, ANOMALY_WINDOW) as typeof rows;
-    }
-  } else {
-    // Every row of the page matches: the `limit` + 1 nearest matches.
-    rows = db
-      .prepare(`SELECT a.id, a.observed_at, 1 AS cand, 1 AS m FROM anomalies a ${cond(src, [...(from?.sql ?? []), ...matchSql])} ${order} LIMIT ?`)
-      .all(...src.args, ...(from?.args ?? []), ...matchArgs, limit + 1) as typeof rows;
+    acknowledged: params.acknowledged as boolean | undefined,
+    sinceMs: params.since as number | undefined,
+  };
+  const cursor = params.cursor as CursorPosition | undefined;
+  // Every filter in SQL, whatever list the shim reads: the `limit` + 1 nearest matches after the cursor.
+  const matches: Array<{ item: StoredAnomaly['a']; key: FeedKey }> = [];
+  for (const { item, key } of anomalyList(db, filters, cursor ? (cursor.key as FeedKey) : undefined)) {
+    matches.push({ item: apiAnomaly(item), key });
+    if (matches.length > limit) break;
   }
-  const collector = new FeedCollector<string>(limit, plan.windowed, 'older', ANOMALY_WINDOW);
-  for (const r of rows) if (!collector.offer(r.id, [r.observed_at, r.id], r.cand === 1, r.m === 1)) break;
-  const { next } = collector.cursorKeys(false);
-  return ok({ items: collector.page.items.map((id) => apiAnomaly(anomalyView(db, id)!)), next_cursor: next === null ? null : anomalyCursor(next) });
+  return ok(anomalyPage(matches, limit));
 };
 
 export const anomaliesDetailQuery: QueryFn = (db, params) => {

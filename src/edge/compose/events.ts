@@ -3,10 +3,9 @@
 import type { CursorPosition } from '../../api/cursor.js';
 import {
   addHourCount,
-  ANOMALY_WINDOW,
-  anomalyCandidate,
-  anomalyCursor,
+  anomalyEntryMayMatch,
   anomalyMatch,
+  anomalyPage,
   anomalyPlan,
   chartBucketFor,
   eventCursor,
@@ -215,6 +214,7 @@ const composeAnomalies: ComposeFn = async (params, ctx): Promise<ApiResult> => {
   // Canonical parameters of anomalies.list (parseRequest): the types its ParamDefs declare.
   const cursor = params.cursor as CursorPosition | undefined;
   const since = params.since as number | undefined;
+  const limit = params.limit as number;
   const plan = anomalyPlan({
     detector: params.detector as string | undefined,
     grade: params.grade as string | undefined,
@@ -224,25 +224,21 @@ const composeAnomalies: ComposeFn = async (params, ctx): Promise<ApiResult> => {
   });
   const opened = await openList(ctx, 'anomalies.list', plan.partition);
   if (opened === null) return ok({ items: [], next_cursor: null });
-  const collector = new FeedCollector<StoredAnomaly>(params.limit as number, plan.windowed, 'older', ANOMALY_WINDOW);
-  const first = plan.facets[0];
-  const none = (e: IndexEntry, [f, v]: [string, string]): boolean => (e.counts?.[f]?.[v] ?? 0) === 0;
-  // Plain pages pass over every chunk some filter rules out; a window, before it starts, over the chunks without a candidate.
-  const skip = plan.windowed
-    ? first === undefined
-      ? undefined
-      : (e: IndexEntry) => !collector.inWindow && none(e, first)
-    : (e: IndexEntry) => plan.facets.some((fv) => none(e, fv));
   const after = cursor?.key;
+  // Every entry whose combined counts hold no combination the filters accept is passed over unread, so
+  // each chunk read holds a match and the `limit` + 1 matches are found within `limit` + 2 chunks.
+  const matches: Array<{ item: StoredAnomaly['a']; key: SortKey }> = [];
+  const skip = (e: IndexEntry): boolean => !anomalyEntryMayMatch(plan, e.counts);
   for await (const { key, item } of opened.list.scan({ start: after === undefined ? undefined : (k) => compareKeys(k, after, DIRS) > 0, skip })) {
     // Keys are [observed_at ms, id]; the chunks hold StoredAnomaly items (src/render/routes/events.ts).
     if (since !== undefined && (key[0] as number) < since) break;
     const s = item as StoredAnomaly;
-    if (!collector.offer(s, key, anomalyCandidate(plan, s), anomalyMatch(plan, s))) break;
+    if (!anomalyMatch(plan, s)) continue;
+    matches.push({ item: s.a, key });
+    if (matches.length > limit) break;
   }
   opened.done();
-  const { next } = collector.cursorKeys(false);
-  return ok({ items: collector.page.items.map((s) => s.a), next_cursor: next === null ? null : anomalyCursor(next) });
+  return ok(anomalyPage(matches, limit));
 };
 
 const composeAnomaly: ComposeFn = async (params, ctx) => {

@@ -7,10 +7,14 @@
 //   and participant partitions also get histogram lists `events.list.hours`, `…days`, `…weeks`
 //   (BucketRow: bucket start, counts per type in the bucket and older than it; newest first), from
 //   which the shim computes meta with a bounded read;
-// - `anomalies.list` lists (items StoredAnomaly, facets detector, grade, acknowledged per chunk) for
-//   `all`, `host/<hostname>`, `seat/<seat id>`.
+// - `anomalies.list` lists (items StoredAnomaly) for `all`, `host/<hostname>`, `seat/<seat id>`; each
+//   index entry counts detector, grade and acknowledged, the combined facet detector|grade|acknowledged
+//   and, on a host's list, seat|detector|grade|acknowledged (anomalyFacetFields), so that a page under
+//   any filters reads only chunks holding a match.
 // Streaming: each partition family is one ordered statement; per-event lookups go through indexes.
 import {
+  anomalyFacetFields,
+  anomalyFacetValues,
   bucketStart,
   EVENT_CHUNK_MIN_ITEMS,
   HISTOGRAM_LISTS,
@@ -160,11 +164,11 @@ function writeAnomalyPartitions(ctx: RenderContext, family: string, rows: Iterab
     if (r.part !== part) {
       list?.finish();
       part = r.part;
-      list = ctx.list('anomalies.list', family === 'all' ? ['all'] : [family, part], [...NEWEST_FIRST_DIRS], ['acknowledged', 'detector', 'grade']);
+      list = ctx.list('anomalies.list', family === 'all' ? ['all'] : [family, part], [...NEWEST_FIRST_DIRS], anomalyFacetFields(family));
     }
     const a = apiAnomaly(anomalyView(db, r.id)!);
     const item: StoredAnomaly = { a, h: hosts.all(r.id) as string[], s: seats.all(r.id) as string[] };
-    list!.add(item, [Date.parse(a.observed_at), a.id], { acknowledged: [String(a.acknowledged)], detector: [a.detector], grade: [a.grade] });
+    list!.add(item, [Date.parse(a.observed_at), a.id], anomalyFacetValues(family, item));
   }
   list?.finish();
 }
