@@ -35,29 +35,33 @@ async function report(name, result) {
   if (args.includes('--analyze')) console.log(await analyzeMetafile(result.metafile));
 }
 
+/** A self-contained, minified ES module dist/<name>.mjs with a linked source map and its metafile. */
+async function standalone(name, entry, options) {
+  const result = await build({
+    entryPoints: { [name]: entry },
+    outdir: 'dist',
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    format: 'esm',
+    minify: true,
+    // ES module builds of dependencies (the AWS SDK's CommonJS ones would need require() inside an ES module).
+    mainFields: ['module', 'main'],
+    sourcemap: 'linked',
+    metafile: true,
+    write: true,
+    logLevel: 'warning',
+    ...options,
+  });
+  writeFileSync(`dist/${name}.meta.json`, JSON.stringify(result.metafile));
+  if (only === name) await report(name, result);
+}
+
 // The edge shim as a Cloudflare module Worker (templates/wrangler.jsonc). Platform "neutral" with no
 // Node built-ins: an import of `node:*` (or fs, path ...) anywhere below src/edge/worker.ts fails this
 // build. Minified (about 80 KB, 27 KB gzipped; no zod: test/edge-worker.test.ts checks both from the
 // metafile written next to it); the linked source map keeps stack traces readable.
 if (only === null || only === 'worker') {
-  const worker = await build({
-    entryPoints: { worker: 'src/edge/worker.ts' },
-    outdir: 'dist',
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'neutral',
-    format: 'esm',
-    target: 'es2022',
-    minify: true,
-    mainFields: ['module', 'main'],
-    conditions: ['workerd', 'worker', 'browser'],
-    sourcemap: 'linked',
-    metafile: true,
-    write: true,
-    logLevel: 'warning',
-  });
-  writeFileSync('dist/worker.meta.json', JSON.stringify(worker.metafile));
-  if (only === 'worker') await report('worker', worker);
+  await standalone('worker', 'src/edge/worker.ts', { platform: 'neutral', target: 'es2022', conditions: ['workerd', 'worker', 'browser'] });
 }
 
 // The edge shim as an AWS Lambda function behind a function URL, over S3 (src/serve/lambda.ts,
@@ -66,22 +70,5 @@ if (only === null || only === 'worker') {
 // changes, and the bundled one is the version the tests ran (about 510 KB minified, 160 KB gzipped;
 // without the SDK it would be 80 KB). test/edge-lambda.test.ts checks its size and that it loads.
 if (only === null || only === 'lambda') {
-  const lambda = await build({
-    entryPoints: { lambda: 'src/serve/lambda.ts' },
-    outdir: 'dist',
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    minify: true,
-    // The SDK's ES module builds (its CommonJS ones would need require() inside an ES module).
-    mainFields: ['module', 'main'],
-    sourcemap: 'linked',
-    metafile: true,
-    write: true,
-    logLevel: 'warning',
-  });
-  writeFileSync('dist/lambda.meta.json', JSON.stringify(lambda.metafile));
-  if (only === 'lambda') await report('lambda', lambda);
+  await standalone('lambda', 'src/serve/lambda.ts', { platform: 'node', target: 'node20' });
 }
