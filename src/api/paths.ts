@@ -8,10 +8,19 @@
 //
 // Segment encoding: A–Z, a–z, 0–9, `-` and `.` (not leading) are kept; every other UTF-8 byte is
 // written `_` + two lower-case hex digits. So `0208::0123` -> `0208_3a_3a0123`; the encoding is
-// injective and never yields `.`, `..` or a path separator.
+// injective and never yields `.`, `..` or a path separator. An encoding longer than SEGMENT_MAX
+// characters is replaced by `~` and the first 32 hex digits of the segment's SHA-256 (`~` is never kept
+// by the encoding, so the two forms cannot meet): a file name stays under the file systems' 255 bytes
+// and a whole path under S3's and R2's 1,024-byte object keys, whatever a participant id (up to 200
+// characters, each up to 4 bytes of UTF-8) or a filter value holds.
+
+import { sha256Hex } from './sha256.js';
 
 const KEEP = /^[A-Za-z0-9-]$/;
 const enc = new TextEncoder();
+
+/** Longest encoded segment kept as it is. */
+export const SEGMENT_MAX = 150;
 
 export function encodeSegment(s: string): string {
   let out = '';
@@ -21,6 +30,7 @@ export function encodeSegment(s: string): string {
     else for (const b of enc.encode(ch)) out += `_${b.toString(16).padStart(2, '0')}`;
     i++;
   }
+  if (out.length > SEGMENT_MAX) return `~${sha256Hex(enc.encode(s)).slice(0, 32)}`;
   return out.length === 0 ? '_' : out;
 }
 

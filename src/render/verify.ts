@@ -38,10 +38,18 @@ export interface VerifySummary {
 
 const MAX_PROBLEMS = 100;
 
-/** The URL path of an exact file (inverse of src/api/paths.ts encodeSegment). */
+/** A path segment's value (src/api/paths.ts); a hashed segment (`~<hex>`) stays as it is. */
+function decodeSegment(seg: string): string {
+  return seg.startsWith('~') ? seg : decodeURIComponent(seg.replace(/_([0-9a-f]{2})/g, '%$1'));
+}
+
+/**
+ * The URL path of an exact file (inverse of src/api/paths.ts encodeSegment; a hashed over-long
+ * segment, `~<hex>`, stays as it is: it still matches its route's path pattern).
+ */
 export function urlPathOfExact(rel: string): string {
   const segs = rel.slice(0, -'.json'.length).split('/');
-  return `/${segs.map((s) => decodeURIComponent(s.replace(/_([0-9a-f]{2})/g, '%$1'))).join('/')}`;
+  return `/${segs.map(decodeSegment).join('/')}`;
 }
 
 function schemaOf(name: string): z.ZodType | null {
@@ -60,7 +68,6 @@ const STORED_ITEM_VIEWS: Record<string, (stored: unknown, key: SortKey, partitio
   'hosts.uptime': (s, key, partition) => expandUptime(partition[1] as UptimeBucket['resolution'], partition[0]!, key, s as UptimeTuple),
 };
 
-const decodeSegment = (seg: string): string => decodeURIComponent(seg.replace(/_([0-9a-f]{2})/g, '%$1'));
 
 /** The item schema of a page resource (`{ items: [...] }`), or null. */
 function itemSchema(resource: string): z.ZodType | null {
@@ -135,11 +142,19 @@ export function verifySnapshot(outDir: string): VerifySummary {
     if (m.route.id === 'participants.detail') for (const s of (body as { seats?: Array<{ seat_id: string }> }).seats ?? []) seatRefs.push({ path: rel, seat: s.seat_id });
   }
 
+  let hostsBySegment: Map<string, string> | null = null;
+  const hostOfSegment = (seg: string): string => {
+    hostsBySegment ??= new Map(((json('v1/hosts.json') as { items: Array<{ hostname: string }> }).items ?? []).map((h) => [encodeSegment(h.hostname), h.hostname]));
+    return hostsBySegment.get(seg) ?? seg;
+  };
+
   for (const rootPath of roots) {
     sum.lists++;
     const segs = rootPath.slice(0, -'.json'.length).split('/');
     const routeId = decodeSegment(segs[1]!);
     const partition = segs[2] === '_all' && segs.length === 3 ? [] : segs.slice(2).map(decodeSegment);
+    // A host's uptime items take the hostname from the partition: a hashed one is found among the hosts.
+    if (routeId === 'hosts.uptime' && partition[0]?.startsWith('~')) partition[0] = hostOfSegment(partition[0]);
     const route = (ROUTES as Record<string, { response: string }>)[routeId];
     const items = route ? itemSchema(route.response) : null;
     const view = STORED_ITEM_VIEWS[routeId] ?? ((s: unknown) => s);
