@@ -60,8 +60,9 @@ program
   .option('--db <file>', 'SQLite database (default: database from the config)')
   .option('--out <dir>', 'snapshot directory (default: out from the config)')
   .option('--now <iso>', 'pin the snapshot clock (same database and --now give byte-identical output)')
+  .option('--full', 'render every file again (by default only what changed since the previous build of --out)')
   .option('--json', 'print one JSON summary line on stdout')
-  .action(async (opts: { config: string; db?: string; out?: string; now?: string; json?: boolean }) => {
+  .action(async (opts: { config: string; db?: string; out?: string; now?: string; full?: boolean; json?: boolean }) => {
     const config = loadConfig(opts.config);
     const nowMs = opts.now === undefined ? Date.now() : parseNow(opts.now);
     const progress = createProgress();
@@ -69,11 +70,13 @@ program
     const outDir = opts.out ?? config.out;
     const summary = await withLocks([dbPath, outDir], 'peppol-snapshot build', (locks) => {
       reportTakeover(locks);
-      return runBuild({ config, dbPath, outDir, nowMs, progress: (m) => progress.update(m) });
+      return runBuild({ config, dbPath, outDir, nowMs, full: opts.full === true, progress: (m) => progress.update(m) });
     }).finally(() => progress.done());
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else {
-      process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; generated_at ${summary.generated_at}\n`);
+      const r = summary.render;
+      const how = r.mode === 'full' ? `full render: ${r.reason}` : `incremental render: ${r.participants ?? 0} participants changed`;
+      process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; ${how}; generated_at ${summary.generated_at}\n`);
       if (summary.missing_routes.length > 0) process.stderr.write(`build: routes without a renderer: ${summary.missing_routes.join(', ')}\n`);
     }
   });

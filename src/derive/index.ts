@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/index.js';
 import { getMeta, setMeta } from '../db/index.js';
+import { ensureChangesTable, resetChanges, startRecording, stopRecording } from './changes.js';
 import { EVENTS_DDL, EVENTS_TABLES } from './events.js';
 import { anomaliesStep } from './anomalies.js';
 import { churnStep } from './churn.js';
@@ -95,16 +96,27 @@ export function runDerive(db: Db, opts: DeriveOptions = {}, steps: readonly Deri
   const since = full ? 0 : watermark;
   const ctx: DeriveContext = { db, full, since, upTo, progress: opts.progress ?? (() => {}) };
   const summary: DeriveSummary = { full, since, upTo, seconds: 0, steps: {} };
-  if (full) db.transaction(() => emptyDerived(db, steps))();
+  ensureChangesTable(db);
+  if (full)
+    db.transaction(() => {
+      emptyDerived(db, steps);
+      resetChanges(db, upTo);
+    })();
   if (!full && since >= upTo) {
     summary.seconds = (performance.now() - t0) / 1000;
     return summary;
   }
-  for (const step of selected) {
-    const s0 = performance.now();
-    ctx.progress(`derive: ${step.name}`);
-    const stats = db.transaction(() => step.run(ctx))();
-    summary.steps[step.name] = { ...stats, seconds: Math.round(performance.now() - s0) / 1000 };
+  // An incremental run records which participants it changes (src/derive/changes.ts).
+  if (!full) startRecording(db, upTo);
+  try {
+    for (const step of selected) {
+      const s0 = performance.now();
+      ctx.progress(`derive: ${step.name}`);
+      const stats = db.transaction(() => step.run(ctx))();
+      summary.steps[step.name] = { ...stats, seconds: Math.round(performance.now() - s0) / 1000 };
+    }
+  } finally {
+    if (!full) stopRecording(db);
   }
   if (!opts.only) setMeta(db, 'derive_upto', String(upTo));
   summary.seconds = (performance.now() - t0) / 1000;

@@ -1,6 +1,11 @@
 // `peppol-snapshot build`: derive (incrementally), prune raw probes past retention, render every route
 // of the route table into the output directory, then the discovery documents, snapshot.json and the
 // manifest (last). Files of earlier builds that this build did not produce are removed at the end.
+//
+// Incremental render (docs/incremental.md): a participant's own files are rendered again only when the
+// derive change set names it (or a seat its endpoints name changed); every other file is rendered by
+// every build. The state of the previous build is kept in `<out>.state.sqlite` (src/render/state.ts).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { jsonBody } from '../api/json.js';
@@ -15,6 +20,9 @@ import { RenderContext } from './context.js';
 import { writeManifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { DirectorySink } from './sink.js';
+import { changedSeats, collectChangedParticipants, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
+import { consumeChanges } from '../derive/changes.js';
+import { getMeta } from '../db/index.js';
 
 const DAY_MS = 86_400_000;
 /** Routes the edge answers itself (no files). */
@@ -25,6 +33,8 @@ export interface BuildOptions {
   dbPath: string;
   outDir: string;
   nowMs: number;
+  /** Render every file, whatever the previous build left (`build --full`). */
+  full?: boolean;
   progress?: (message: string) => void;
 }
 
@@ -32,6 +42,8 @@ export interface BuildSummary {
   generated_at: string;
   derive: DeriveSummary;
   pruned_probe_rows: number;
+  /** Full or incremental render, why, and how many participants' own files were rendered. */
+  render: { mode: RenderPlan['mode']; reason: string; participants: number | null };
   routes: Record<string, { seconds: number }>;
   /** Routes of the route table without a renderer yet (their requests cannot be answered). */
   missing_routes: string[];
@@ -63,8 +75,55 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     // disk, with a bounded cache, so memory does not grow with the number of participants.
     db.pragma('temp_store = FILE');
     db.pragma(`temp.cache_size = ${-RENDER_TEMP_CACHE_KIB}`);
-    const sink = new DirectorySink(opts.outDir);
-    const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody, progress);
+    const upto = Number(getMeta(db, 'derive_upto') ?? '0');
+    const fingerprint = renderFingerprint(opts.config);
+    const state = RenderState.open(opts.outDir);
+    try {
+      return renderInto(opts, db, state, { upto, fingerprint, derive, pruned: pruned.deleted, generatedAt, t0, progress });
+    } finally {
+      state.close();
+    }
+  } finally {
+    db.close();
+  }
+}
+
+interface RenderArgs {
+  upto: number;
+  fingerprint: string;
+  derive: DeriveSummary;
+  pruned: number;
+  generatedAt: string;
+  t0: number;
+  progress: (message: string) => void;
+}
+
+function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: RenderState, a: RenderArgs): BuildSummary {
+  const { upto, fingerprint, generatedAt, progress } = a;
+  const plan = state.plan({ db, fingerprint, forceFull: opts.full === true, upto });
+  const dbId = databaseId(db);
+  const seatsNow = currentSeats(db);
+  progress(`render: ${plan.mode} (${plan.reason})`);
+  state.begin();
+  // Renderers read from one consistent database state.
+  db.exec('BEGIN');
+  let participants: number | null = null;
+  let sink: DirectorySink;
+  try {
+    if (plan.mode === 'incremental') {
+      participants = collectChangedParticipants(db, plan.since, upto, changedSeats(state.seats(), seatsNow));
+      const units = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
+      state.retireUnits([0, ...units]);
+    } else {
+      state.forgetAll();
+    }
+    sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' && !plan.recovering ? state.retiredSha() : undefined });
+  } catch (e) {
+    db.exec('COMMIT');
+    throw e;
+  }
+  {
+    const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody, progress, plan.mode === 'incremental' ? 'changed' : 'all');
     // The discovery documents depend on the configuration, not on the database.
     const { edge, render } = opts.config;
     const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
@@ -75,8 +134,6 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     };
     const routes: BuildSummary['routes'] = {};
     const missing: string[] = [];
-    // Renderers read from one consistent database state.
-    db.exec('BEGIN');
     try {
       for (const route of ROUTE_LIST) {
         if (EDGE_ONLY.has(route.id)) continue;
@@ -95,22 +152,28 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     }
     sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url, edge }), 'application/json', 'meta');
     const manifest = writeManifest(sink, generatedAt);
-    const removed = removeStale(opts.outDir, sink);
+    // A full render, or one after an interrupted build, walks the directory (leftover temporary
+    // files); an incremental one removes exactly the retired files no unit wrote again.
+    const oldShards = state.replaceShards(manifest.shards.map((m) => m.path));
+    const removed = plan.mode === 'full' || plan.recovering ? removeStale(opts.outDir, sink) : state.removeRetired(oldShards);
     sink.close();
+    const manifestSha = createHash('sha256').update(fs.readFileSync(path.join(opts.outDir, 'manifest.json'))).digest('hex');
+    state.commit({ dbId, upto, fingerprint, manifestSha, seats: seatsNow });
+    // The change rows this build rendered are no longer needed (src/derive/changes.ts).
+    consumeChanges(db, upto);
     return {
       generated_at: generatedAt,
-      derive,
-      pruned_probe_rows: pruned.deleted,
+      derive: a.derive,
+      pruned_probe_rows: a.pruned,
+      render: { mode: plan.mode, reason: plan.reason, participants },
       routes,
       missing_routes: missing,
       files: manifest.files,
       written: sink.stats.written,
       removed,
       bytes: manifest.bytes,
-      seconds: Math.round(performance.now() - t0) / 1000,
+      seconds: Math.round(performance.now() - a.t0) / 1000,
     };
-  } finally {
-    db.close();
   }
 }
 

@@ -3,12 +3,22 @@ import type { Direction } from '../api/keys.js';
 import { exactFilePath, listRootPath } from '../api/paths.js';
 import type { Db } from '../db/index.js';
 import { ListWriter, type ListWriterOptions } from './lists.js';
-import type { DirectorySink } from './sink.js';
+import { BUILD_UNIT, type DirectorySink } from './sink.js';
 
 export interface RenderOptions {
   chunkMaxItems: number;
   chunkMaxBytes: number;
 }
+
+/** A participant whose own files are rendered (see RenderContext.forEachParticipant). */
+export interface ParticipantUnit {
+  participant_id: number;
+  pid: string;
+  name: string | null;
+  first_seen_at: number;
+}
+
+const UNIT_BATCH = 2000;
 
 export class RenderContext {
   constructor(
@@ -19,7 +29,41 @@ export class RenderContext {
     /** Serialises a response body (src/api/json.ts): the one serialisation shared with the shim. */
     readonly serialise: (body: unknown) => Uint8Array,
     readonly progress: (message: string) => void = () => {},
+    /**
+     * Whose own files this build renders: every participant, or only those in
+     * `temp.render_participants` (an incremental build, src/render/state.ts).
+     */
+    readonly participants: 'all' | 'changed' = 'all',
   ) {}
+
+  /**
+   * Calls `fn` for each participant whose own files (detail, first events and history pages, their
+   * lists) this build renders, in participant_id order; the files `fn` puts belong to the
+   * participant's render unit. Batched: no statement stays open while `fn` queries.
+   */
+  forEachParticipant(fn: (p: ParticipantUnit) => void): void {
+    const q = this.db.prepare(
+      this.participants === 'all'
+        ? `SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? ORDER BY participant_id LIMIT ${UNIT_BATCH}`
+        : `SELECT l.participant_id, l.pid, l.name, l.first_seen_at FROM temp.render_participants u JOIN participant_list l ON l.participant_id = u.participant_id
+           WHERE u.participant_id > ? ORDER BY u.participant_id LIMIT ${UNIT_BATCH}`,
+    );
+    let last = -Infinity;
+    try {
+      for (;;) {
+        const rows = q.all(last) as ParticipantUnit[];
+        if (rows.length === 0) return;
+        for (const r of rows) {
+          this.sink.unit = r.participant_id;
+          fn(r);
+        }
+        this.sink.unit = BUILD_UNIT;
+        last = rows[rows.length - 1]!.participant_id;
+      }
+    } finally {
+      this.sink.unit = BUILD_UNIT;
+    }
+  }
 
   /** Writes the exact file of a URL path (segments after the leading slash, unencoded). */
   exact(segments: readonly string[], body: unknown): void {

@@ -1,11 +1,14 @@
-// Writes snapshot files into the output directory and collects the manifest.
+// Writes snapshot files into the output directory and records the manifest.
 //
 // - Content-addressed files (cache class `immutable`) are written only when absent: same path, same bytes.
 // - Other files are rewritten only when their bytes differ, so a rebuild with the same database and
-//   `--now` rewrites nothing (file mtimes stay, and the publish diff is empty).
+//   `--now` rewrites nothing (file mtimes stay, and the publish diff is empty). An incremental build
+//   knows the hash each file had (src/render/state.ts) and skips an unchanged one without reading it.
 // - Each file is written to a temporary name and renamed into place, so a reader never sees half a file.
-// - Manifest entries are kept in a temporary SQLite table (not in JS memory: a peppol-scale snapshot has
-//   millions of files) and written out sorted by path as content-addressed shards (src/render/manifest.ts).
+// - Manifest entries are rows of a SQLite table (not in JS memory: a peppol-scale snapshot has millions
+//   of files), each with the render unit that wrote it: the build's state file (src/render/state.ts), or
+//   an anonymous temporary database for a sink without one. They are written out sorted by path as
+//   content-addressed shards (src/render/manifest.ts).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,32 +31,65 @@ export interface SinkStats {
   bytes: number;
 }
 
+/** Where the sink records its files: a database with the state's `files` table, in a transaction. */
+export interface SinkStore {
+  db: Database.Database;
+  /** The hash a file had at the earlier build, when it can be trusted (incremental builds). */
+  previousSha?: (rel: string) => string | undefined;
+}
+
+export const FILES_DDL = `CREATE TABLE IF NOT EXISTS files (
+  path TEXT NOT NULL, unit INTEGER NOT NULL, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
+  content_type TEXT NOT NULL, cache_class TEXT NOT NULL,
+  PRIMARY KEY (path, unit)
+) WITHOUT ROWID`;
+
+/** Unit of the files every build renders again (src/render/state.ts). */
+export const BUILD_UNIT = 0;
+
 /** Directories remembered as made (see write). */
 const MADE_DIRS_MAX = 4096;
 
 export class DirectorySink implements FileSink {
   readonly stats: SinkStats = { files: 0, written: 0, bytes: 0 };
   private readonly entries: Database.Database;
+  private readonly ownsEntries: boolean;
   private readonly insert: Database.Statement;
+  private readonly hasPath: Database.Statement;
+  private readonly previousSha: ((rel: string) => string | undefined) | undefined;
   private readonly madeDirs = new Set<string>();
   /** Files written outside the manifest (the manifest and its shards). */
   private readonly unlisted = new Set<string>();
+  /** The render unit of the files put now (src/render/state.ts). */
+  unit = BUILD_UNIT;
 
-  constructor(readonly outDir: string) {
+  constructor(
+    readonly outDir: string,
+    store?: SinkStore,
+  ) {
     fs.mkdirSync(outDir, { recursive: true });
-    this.entries = new Database(''); // anonymous temporary database on disk, removed on close
-    this.entries.pragma('journal_mode = OFF');
-    this.entries.pragma('synchronous = OFF');
-    this.entries.exec('CREATE TABLE m (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, content_type TEXT NOT NULL, cache_class TEXT NOT NULL) WITHOUT ROWID');
-    this.insert = this.entries.prepare('INSERT OR REPLACE INTO m VALUES (?, ?, ?, ?, ?)');
-    this.entries.exec('BEGIN');
+    this.ownsEntries = store === undefined;
+    if (store === undefined) {
+      this.entries = new Database(''); // anonymous temporary database on disk, removed on close
+      this.entries.pragma('journal_mode = OFF');
+      this.entries.pragma('synchronous = OFF');
+      this.entries.exec(FILES_DDL);
+      this.entries.exec('BEGIN');
+    } else {
+      this.entries = store.db;
+      if (!this.entries.inTransaction) throw new Error('DirectorySink: the store must be in a transaction');
+    }
+    this.previousSha = store?.previousSha;
+    this.insert = this.entries.prepare('INSERT OR REPLACE INTO files (path, unit, sha256, bytes, content_type, cache_class) VALUES (?, ?, ?, ?, ?, ?)');
+    this.hasPath = this.entries.prepare('SELECT 1 FROM files WHERE path = ? LIMIT 1');
   }
 
   put(rel: string, body: Uint8Array, contentType: string, cacheClass: CacheClass): void {
     const sha = createHash('sha256').update(body).digest('hex');
-    this.insert.run(rel, sha, body.length, contentType, cacheClass);
+    this.insert.run(rel, this.unit, sha, body.length, contentType, cacheClass);
     this.stats.files++;
     this.stats.bytes += body.length;
+    if (cacheClass !== 'immutable' && this.previousSha?.(rel) === sha) return;
     this.write(rel, body, cacheClass, true);
   }
 
@@ -90,19 +126,19 @@ export class DirectorySink implements FileSink {
     this.stats.written++;
   }
 
-  /** Manifest entries sorted by path. */
+  /** Manifest entries sorted by path (one per path: a content-addressed file may have several units). */
   *manifest(): Generator<ManifestEntry> {
-    this.entries.exec('COMMIT');
-    for (const row of this.entries.prepare('SELECT path, sha256, bytes, content_type, cache_class FROM m ORDER BY path').iterate()) yield row as ManifestEntry;
-    this.entries.exec('BEGIN');
+    const q = this.entries.prepare('SELECT path, sha256, bytes, content_type, cache_class FROM files GROUP BY path ORDER BY path');
+    for (const row of q.iterate()) yield row as ManifestEntry;
   }
 
-  /** Whether a path was put in this build. */
+  /** Whether a path belongs to the snapshot (this build's files and the earlier builds' it kept). */
   has(rel: string): boolean {
-    return this.entries.prepare('SELECT 1 FROM m WHERE path = ?').get(rel) !== undefined;
+    return this.hasPath.get(rel) !== undefined;
   }
 
   close(): void {
+    if (!this.ownsEntries) return;
     if (this.entries.inTransaction) this.entries.exec('COMMIT');
     this.entries.close();
   }

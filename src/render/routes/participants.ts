@@ -159,9 +159,7 @@ export function renderParticipantsList(ctx: RenderContext): void {
 }
 
 export function renderParticipantsDetail(ctx: RenderContext): void {
-  for (const rows of participantBatches(ctx)) {
-    for (const r of rows) ctx.exact(['v1', 'participants', r.pid], viewOf(ctx.db, r.pid));
-  }
+  ctx.forEachParticipant((r) => ctx.exact(['v1', 'participants', r.pid], viewOf(ctx.db, r.pid)));
 }
 
 function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE, opts: ParticipantRenderOptions): void {
@@ -170,27 +168,25 @@ function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | t
   const segment = route === EVENTS_ROUTE ? 'events' : 'history';
   const query = route === EVENTS_ROUTE ? participantsEvents : participantsHistory;
   const count = ctx.db.prepare(route === EVENTS_ROUTE ? 'SELECT count(*) FROM events WHERE participant_id = ?' : 'SELECT count(*) FROM participant_history WHERE participant_id = ?').pluck();
-  for (const rows of participantBatches(ctx)) {
-    for (const r of rows) {
-      const first = query(ctx.db, { id: r.pid, limit: LIMIT_DEFAULT }, ctx.nowMs);
-      if (first.status !== 200) throw new Error(`${route}: ${r.pid} has no first page`);
-      ctx.exact(['v1', 'participants', r.pid, segment], first.body);
-      if ((count.get(r.participant_id) as number) <= opts.perParticipantListMin) continue;
-      const w = ctx.list(route, [r.pid], dirs);
-      if (route === EVENTS_ROUTE) {
-        for (const { item } of participantEvents(ctx.db, r.pid)) {
-          const e = { id: item.id, type: item.type, observed_at: tsOf(item.observed_at), payload: item.payload };
-          w.add(e, sortKeyOf(order, e) as SortKey);
-        }
-      } else {
-        for (const { item } of participantHistory(ctx.db, r.pid)) {
-          const h = { fact: item.fact, valid_from: tsOf(item.valid_from), valid_to: tsOrNull(item.valid_to), detail: item.detail };
-          w.add(h, sortKeyOf(order, h) as SortKey);
-        }
+  ctx.forEachParticipant((r) => {
+    const first = query(ctx.db, { id: r.pid, limit: LIMIT_DEFAULT }, ctx.nowMs);
+    if (first.status !== 200) throw new Error(`${route}: ${r.pid} has no first page`);
+    ctx.exact(['v1', 'participants', r.pid, segment], first.body);
+    if ((count.get(r.participant_id) as number) <= opts.perParticipantListMin) return;
+    const w = ctx.list(route, [r.pid], dirs);
+    if (route === EVENTS_ROUTE) {
+      for (const { item } of participantEvents(ctx.db, r.pid)) {
+        const e = { id: item.id, type: item.type, observed_at: tsOf(item.observed_at), payload: item.payload };
+        w.add(e, sortKeyOf(order, e) as SortKey);
       }
-      w.finish();
+    } else {
+      for (const { item } of participantHistory(ctx.db, r.pid)) {
+        const h = { fact: item.fact, valid_from: tsOf(item.valid_from), valid_to: tsOrNull(item.valid_to), detail: item.detail };
+        w.add(h, sortKeyOf(order, h) as SortKey);
+      }
     }
-  }
+    w.finish();
+  });
 }
 
 export function renderStatsParticipants(ctx: RenderContext): void {

@@ -1,0 +1,268 @@
+// What `build` keeps of the previous build of an output directory, so that the next one renders only
+// what changed (docs/incremental.md). A SQLite file beside the directory, `<out>.state.sqlite`:
+//
+// - `files`: every file of the snapshot (the manifest) with the render unit that wrote it: unit 0 for
+//   the files every build renders again, a participant's id for its own files (detail, first events and
+//   history pages, its event and history lists). A content-addressed path may belong to several units.
+// - `seats`: the seat identities the participant files were rendered with (a change re-renders the
+//   participants whose endpoints name the seat).
+// - `info`: the database's id, its derive watermark (`upto`), a fingerprint of the code and the
+//   configuration, the sha256 of the manifest.json written, and `in_progress` while a build runs.
+//
+// An incremental build is allowed when all of these still describe the directory and the database; any
+// doubt gives a full render, which is always correct. A killed build leaves `in_progress` set: the next
+// build re-renders every changed unit again (the change rows are deleted only after the state that
+// includes them is committed), compares file bytes instead of trusting recorded hashes, and walks the
+// directory for leftovers.
+import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import type { Config } from '../config/index.js';
+import type { Db } from '../db/index.js';
+import { getMeta, setMeta } from '../db/index.js';
+import { changesFrom } from '../derive/changes.js';
+import { parseEndpointSet } from '../derive/participants/endpoints.js';
+import { FILES_DDL } from './sink.js';
+
+/** Bumped when the meaning of the state changes (forces one full render). */
+const STATE_VERSION = 1;
+
+
+export type RenderPlan =
+  | { mode: 'full'; reason: string }
+  | { mode: 'incremental'; reason: string; since: number; recovering: boolean };
+
+/** Path of the state file of an output directory. */
+export function statePath(outDir: string): string {
+  return `${path.resolve(outDir).replace(/[/\\]+$/, '')}.state.sqlite`;
+}
+
+let codeHash: string | undefined;
+/** sha256 of the code that renders (the bundle when run from dist/, this module's file otherwise). */
+function codeIdentity(): string {
+  if (codeHash === undefined) {
+    const h = createHash('sha256');
+    try {
+      h.update(fs.readFileSync(fileURLToPath(import.meta.url)));
+    } catch {
+      h.update('unknown');
+    }
+    codeHash = h.digest('hex');
+  }
+  return codeHash;
+}
+
+/** What the rendered bytes depend on besides the database: the code and the render and edge settings. */
+export function renderFingerprint(config: Pick<Config, 'render' | 'edge'>): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ v: STATE_VERSION, code: codeIdentity(), render: config.render, edge: config.edge }))
+    .digest('hex');
+}
+
+/** The database's identity (created once): a state file never mixes two databases. */
+export function databaseId(db: Db): string {
+  let id = getMeta(db, 'db_id');
+  if (id === null) {
+    id = randomUUID();
+    setMeta(db, 'db_id', id);
+  }
+  return id;
+}
+
+function fileSha(p: string): string | null {
+  try {
+    return createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+  } catch {
+    return null;
+  }
+}
+
+export class RenderState {
+  readonly db: Database.Database;
+  private readonly info = new Map<string, string>();
+  /** Set when the previous build did not finish. */
+  readonly interrupted: boolean;
+
+  private constructor(
+    readonly outDir: string,
+    readonly file: string,
+  ) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma(`cache_size = ${-64 * 1024}`);
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      ${FILES_DDL};
+      CREATE INDEX IF NOT EXISTS files_unit ON files (unit);
+      CREATE TABLE IF NOT EXISTS seats (seat_id TEXT PRIMARY KEY, identity TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS shards (path TEXT PRIMARY KEY) WITHOUT ROWID;
+    `);
+    for (const r of this.db.prepare('SELECT key, value FROM info').all() as Array<{ key: string; value: string }>) this.info.set(r.key, r.value);
+    this.interrupted = this.info.get('in_progress') === '1';
+  }
+
+  static open(outDir: string): RenderState {
+    return new RenderState(path.resolve(outDir), statePath(outDir));
+  }
+
+  /** Decides between a full and an incremental render. */
+  plan(opts: { db: Db; fingerprint: string; forceFull: boolean; upto: number }): RenderPlan {
+    const full = (reason: string): RenderPlan => ({ mode: 'full', reason });
+    if (opts.forceFull) return full('requested (--full)');
+    const i = this.info;
+    if (!i.has('manifest_sha256')) return full('no earlier build of this directory');
+    if (i.get('db_id') !== databaseId(opts.db)) return full('the earlier build was of another database');
+    if (i.get('fingerprint') !== opts.fingerprint) return full('the code or the render settings changed');
+    const since = Number(i.get('upto'));
+    if (!(since >= changesFrom(opts.db))) return full('the change set does not reach back to the earlier build');
+    if (since > opts.upto) return full('the database is older than the earlier build');
+    if (fileSha(path.join(this.outDir, 'manifest.json')) !== i.get('manifest_sha256')) return full('the directory is not the one the earlier build left');
+    return { mode: 'incremental', reason: this.interrupted ? 'changes since the earlier build (which did not finish)' : 'changes since the earlier build', since, recovering: this.interrupted };
+  }
+
+  /** Marks a build as running (committed before any file is written) and opens the state transaction. */
+  begin(): void {
+    this.setInfo('in_progress', '1');
+    this.db.exec('BEGIN');
+  }
+
+  /** A full render: forget every file (the directory walk removes what this build does not write). */
+  forgetAll(): void {
+    this.db.exec('DELETE FROM files; DELETE FROM seats');
+  }
+
+  /**
+   * Retires the files of units this build renders again: their rows move to a temporary table (path,
+   * sha256), whose paths no unit writes again are removed from the directory at the end.
+   */
+  retireUnits(units: Iterable<number>): void {
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS retired (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID');
+    const keep = this.db.prepare('INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM files WHERE unit = ?');
+    const del = this.db.prepare('DELETE FROM files WHERE unit = ?');
+    for (const u of units) {
+      keep.run(u);
+      del.run(u);
+    }
+  }
+
+  /** The sha256 a retired file had (a mutable file with the same hash need not be read or written). */
+  retiredSha(): (rel: string) => string | undefined {
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS retired (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID');
+    const q = this.db.prepare('SELECT sha256 FROM temp.retired WHERE path = ?').pluck();
+    return (rel) => q.get(rel) as string | undefined;
+  }
+
+  /**
+   * Records this build's manifest shards; returns the earlier build's shards it no longer has (the
+   * manifest lists neither, so only the state knows them).
+   */
+  replaceShards(paths: readonly string[]): string[] {
+    const old = this.db.prepare('SELECT path FROM shards').pluck().all() as string[];
+    const now = new Set(paths);
+    this.db.exec('DELETE FROM shards');
+    const ins = this.db.prepare('INSERT OR IGNORE INTO shards (path) VALUES (?)');
+    for (const p of paths) ins.run(p);
+    return old.filter((p) => !now.has(p));
+  }
+
+  /** Deletes the retired files no unit wrote again, and `extra` paths; returns how many. */
+  removeRetired(extra: readonly string[] = []): number {
+    let n = 0;
+    const rows = this.db.prepare('SELECT path FROM temp.retired r WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.path = r.path)').pluck().all() as string[];
+    for (const rel of [...rows, ...extra]) {
+      const abs = path.join(this.outDir, rel);
+      try {
+        fs.unlinkSync(abs);
+        n++;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      }
+      // As the full build's walk does: no empty directory stays behind.
+      for (let dir = path.dirname(abs); dir.startsWith(this.outDir) && dir !== path.resolve(this.outDir); dir = path.dirname(dir)) {
+        try {
+          fs.rmdirSync(dir);
+        } catch {
+          break; // not empty (or gone)
+        }
+      }
+    }
+    return n;
+  }
+
+  /** Seat identities recorded at the earlier build: seat_id -> JSON of the identity row. */
+  seats(): Map<string, string> {
+    return new Map((this.db.prepare('SELECT seat_id, identity FROM seats').all() as Array<{ seat_id: string; identity: string }>).map((r) => [r.seat_id, r.identity]));
+  }
+
+  /** Records this build's state and commits it; clears `in_progress`. */
+  commit(opts: { dbId: string; upto: number; fingerprint: string; manifestSha: string; seats: Map<string, string> }): void {
+    this.db.exec('DELETE FROM seats');
+    const ins = this.db.prepare('INSERT INTO seats (seat_id, identity) VALUES (?, ?)');
+    for (const [s, v] of opts.seats) ins.run(s, v);
+    this.setInfo('db_id', opts.dbId);
+    this.setInfo('upto', String(opts.upto));
+    this.setInfo('fingerprint', opts.fingerprint);
+    this.setInfo('manifest_sha256', opts.manifestSha);
+    this.setInfo('in_progress', '0');
+    this.db.exec('COMMIT');
+  }
+
+  close(): void {
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    this.db.close();
+  }
+
+  private setInfo(key: string, value: string): void {
+    this.db.prepare('INSERT INTO info (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.info.set(key, value);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which participants' own files a build renders again
+
+/** The seat identities participant files show (src/derive/participants/read.ts seatProvider). */
+export function currentSeats(db: Db): Map<string, string> {
+  const out = new Map<string, string>();
+  const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seat_identities'").get() !== undefined;
+  if (!has) return out;
+  for (const r of db.prepare('SELECT seat_id, name, verified, slug, country FROM seat_identities').all() as Array<Record<string, unknown> & { seat_id: string }>) {
+    out.set(r.seat_id, JSON.stringify([r.name, r.verified, r.slug, r.country]));
+  }
+  return out;
+}
+
+/** Seats whose identity differs between two recordings (added, removed or changed). */
+export function changedSeats(before: Map<string, string>, after: Map<string, string>): Set<string> {
+  const out = new Set<string>();
+  for (const [s, v] of after) if (before.get(s) !== v) out.add(s);
+  for (const s of before.keys()) if (!after.has(s)) out.add(s);
+  return out;
+}
+
+/**
+ * Fills `temp.render_participants` with the participants whose own files this build renders again:
+ * those the change set names after `since`, and those whose endpoints name a seat whose identity
+ * changed. Returns how many.
+ */
+export function collectChangedParticipants(db: Db, since: number, upto: number, seats: Set<string>): number {
+  db.exec('DROP TABLE IF EXISTS temp.render_participants; CREATE TEMP TABLE render_participants (participant_id INTEGER PRIMARY KEY)');
+  db.prepare("INSERT OR IGNORE INTO temp.render_participants SELECT key FROM derive_changes WHERE kind = 'participant' AND seq > ? AND seq <= ?").run(since, upto);
+  if (seats.size > 0) {
+    // Rare (a seat's curation or organisation changed): the endpoint sets that name it, then their
+    // participants (a scan of the list: no index on endpoint_set_id).
+    const sets: number[] = [];
+    for (const r of db.prepare('SELECT id, endpoints FROM endpoint_sets').iterate() as IterableIterator<{ id: number; endpoints: string }>) {
+      if (parseEndpointSet(r.id, r.endpoints).seats.some((s) => seats.has(s))) sets.push(r.id);
+    }
+    db.exec('DROP TABLE IF EXISTS temp.render_sets; CREATE TEMP TABLE render_sets (id INTEGER PRIMARY KEY)');
+    const ins = db.prepare('INSERT INTO temp.render_sets (id) VALUES (?)');
+    for (const id of sets) ins.run(id);
+    db.exec('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE endpoint_set_id IN (SELECT id FROM temp.render_sets)');
+    db.exec('DROP TABLE temp.render_sets');
+  }
+  return db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;
+}

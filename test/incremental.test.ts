@@ -1,0 +1,157 @@
+// An incremental build equals a full build (docs/incremental.md): the small demo scenario from an early
+// instant, advanced through cron cycles that each hit one kind of change (probes only; a day and a
+// month boundary; an outage opening and closing; a mass SMP migration with its participant changes; a
+// curated seat), at instants fast-check picks within each cycle's window. After every cycle the
+// directory the incremental builds kept equals, file for file and byte for byte, a full build of the
+// same database at the same --now into a fresh directory. Then a build killed at a random moment, and
+// the build after it, give the same tree as a full build.
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { defaultConfig, type Config } from '../src/config/index.js';
+import { runBuild, type BuildSummary } from '../src/render/build.js';
+import { statePath } from '../src/render/state.js';
+import { runCli, startCli } from './helpers/cli.js';
+import { tempDir } from './helpers/feeds.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const T0 = Date.parse('2026-10-31T22:00:00Z');
+
+/** The cycles: a label and the window its instant is drawn from (15-minute steps after `from`). */
+const CYCLES: ReadonlyArray<{ label: string; from: string; steps: number }> = [
+  { label: 'probes only (+15 min)', from: '2026-10-31T22:15:00Z', steps: 1 },
+  { label: 'a day and a month boundary', from: '2026-11-01T00:00:00Z', steps: 8 },
+  { label: 'an outage opening (out-004, 15:30)', from: '2026-11-01T15:45:00Z', steps: 8 },
+  { label: 'the outage closing (18:30)', from: '2026-11-01T19:00:00Z', steps: 4 },
+  { label: 'a mass SMP migration (02:00-03:00) and the daily sweep', from: '2026-11-02T03:00:00Z', steps: 8 },
+  { label: 'a seat becoming curated (10:17) during an outage', from: '2026-11-04T10:30:00Z', steps: 3 },
+];
+
+/** Every file under `dir` (relative path -> bytes). */
+function tree(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const abs = path.join(d, e.name);
+      if (e.isDirectory()) walk(abs);
+      else out.set(path.relative(dir, abs).split(path.sep).join('/'), fs.readFileSync(abs));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** Empty directories under `dir` (a full build leaves none). */
+function emptyDirs(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    const entries = fs.readdirSync(d, { withFileTypes: true });
+    if (entries.length === 0 && d !== dir) out.push(d);
+    for (const e of entries) if (e.isDirectory()) walk(path.join(d, e.name));
+  };
+  walk(dir);
+  return out;
+}
+
+function expectSameTree(actual: string, expected: string, label: string): void {
+  const a = tree(actual);
+  const b = tree(expected);
+  const missing = [...b.keys()].filter((p) => !a.has(p));
+  const extra = [...a.keys()].filter((p) => !b.has(p));
+  const differ = [...b.keys()].filter((p) => a.has(p) && !a.get(p)!.equals(b.get(p)!));
+  expect({ missing: missing.slice(0, 10), extra: extra.slice(0, 10), differ: differ.slice(0, 10) }, label).toEqual({ missing: [], extra: [], differ: [] });
+  expect(emptyDirs(actual), label).toEqual([]);
+}
+
+let feeds: string;
+let dbPath: string;
+let configFile: string;
+let config: Config;
+let work: string;
+
+async function advance(nowMs: number): Promise<void> {
+  const demo = await runCli(['demo', '--feeds', feeds, '--scale', 'small', '--seed', '1', '--now', new Date(nowMs).toISOString(), '--json']);
+  expect(demo.code, demo.stderr).toBe(0);
+  const ingest = await runCli(['ingest', '--config', configFile, '--db', dbPath, '--source', feeds, '--json']);
+  expect(ingest.code, ingest.stderr).toBe(0);
+}
+
+function fullBuildInto(dir: string, nowMs: number): BuildSummary {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(statePath(dir), { force: true });
+  return runBuild({ config, dbPath, outDir: dir, nowMs, full: true });
+}
+
+beforeAll(async () => {
+  work = tempDir('incremental-');
+  feeds = path.join(work, 'feeds');
+  dbPath = path.join(work, 'db.sqlite');
+  configFile = path.join(work, 'config.json');
+  fs.writeFileSync(configFile, '{}\n');
+  config = defaultConfig();
+  await advance(T0);
+}, 240_000);
+
+describe('incremental build', () => {
+  it('equals a full build after every kind of cycle (random instants in each cycle window)', async () => {
+    const out = path.join(work, 'out');
+    const fresh = path.join(work, 'fresh');
+    const first = runBuild({ config, dbPath, outDir: out, nowMs: T0 });
+    expect(first.render.mode).toBe('full');
+    const picks = fc.sample(fc.tuple(...CYCLES.map((c) => fc.integer({ min: 0, max: c.steps - 1 }))), 1)[0]!;
+    const seen: string[] = [];
+    for (const [i, c] of CYCLES.entries()) {
+      const nowMs = Date.parse(c.from) + picks[i]! * 15 * MINUTE;
+      const label = `${c.label} at ${new Date(nowMs).toISOString()}`;
+      seen.push(label);
+      await advance(nowMs);
+      const inc = runBuild({ config, dbPath, outDir: out, nowMs });
+      expect(inc.render.mode, label).toBe('incremental');
+      const full = fullBuildInto(fresh, nowMs);
+      expectSameTree(out, fresh, label);
+      // Only the changed participants were rendered again, and the build wrote less than a full one.
+      expect(inc.render.participants, label).toBeLessThan(full.files);
+      expect(inc.written, label).toBeLessThan(full.written);
+      if (i === 0) expect(inc.render.participants, label).toBe(0);
+      if (c.label.startsWith('a mass SMP migration')) expect(inc.render.participants, label).toBeGreaterThanOrEqual(120);
+    }
+    expect(seen).toHaveLength(CYCLES.length);
+  }, 900_000);
+
+  it('a build killed at a random moment, then built again, gives the tree of a full build', async () => {
+    const out = path.join(work, 'out');
+    const fresh = path.join(work, 'fresh');
+    const nowMs = Date.parse('2026-11-05T06:00:00Z');
+    await advance(nowMs);
+    const cfg = path.join(work, 'kill-config.json');
+    fs.writeFileSync(cfg, JSON.stringify({ database: dbPath, out }));
+    // How long an uninterrupted incremental build of this change takes, measured on a copy.
+    const probeDb = path.join(work, 'probe.sqlite');
+    fs.copyFileSync(dbPath, probeDb);
+    const probeOut = path.join(work, 'probe-out');
+    fs.cpSync(out, probeOut, { recursive: true });
+    fs.copyFileSync(statePath(out), statePath(probeOut));
+    const probeCfg = path.join(work, 'probe-config.json');
+    fs.writeFileSync(probeCfg, JSON.stringify({ database: probeDb, out: probeOut }));
+    const t0 = performance.now();
+    const timed = await runCli(['build', '--config', probeCfg, '--now', new Date(nowMs).toISOString(), '--json']);
+    expect(timed.code, timed.stderr).toBe(0);
+    const took = performance.now() - t0;
+    const killAfter = fc.sample(fc.integer({ min: 100, max: Math.max(200, Math.round(took)) }), 1)[0]!;
+    const run = startCli(['build', '--config', cfg, '--now', new Date(nowMs).toISOString(), '--json']);
+    const timer = setTimeout(() => run.child.kill('SIGKILL'), killAfter);
+    const killed = await run.done;
+    clearTimeout(timer);
+    // Killed (most often) or finished before the signal: either way the next build must repair.
+    const again = runBuild({ config, dbPath, outDir: out, nowMs });
+    expect(again.render.mode, `killed after ${killAfter} ms (exit ${killed.code})`).toMatch(/^(incremental|full)$/);
+    fullBuildInto(fresh, nowMs);
+    expectSameTree(out, fresh, `killed after ${killAfter} ms`);
+    // And the build after that is incremental again.
+    const next = runBuild({ config, dbPath, outDir: out, nowMs });
+    expect(next.render.mode).toBe('incremental');
+    expect(next.written).toBe(0);
+  }, 600_000);
+});
