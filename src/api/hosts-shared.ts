@@ -25,6 +25,8 @@ export const INCIDENTS_ROUTE = 'incidents.list';
 /** Directions of the incident key [started_at, id] and of the uptime key [bucket_start, location]. */
 export const INCIDENT_DIRS: Direction[] = ['desc', 'desc'];
 export const UPTIME_DIRS: Direction[] = ['desc', 'asc'];
+/** Facet of the uptime lists, counted per index entry: the `location` filter skips entries without it. */
+export const UPTIME_FACETS = ['location'] as const;
 /** Directions of the host state interval key [valid_from]: newest interval first. */
 export const STATE_DIRS: Direction[] = ['desc'];
 
