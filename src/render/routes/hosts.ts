@@ -8,7 +8,8 @@
 //   "Uptime"), and all incidents (`incidents.list`, facet status; the `host` filter reads the host's
 //   own list). Every known host gets its lists, empty ones included: a missing list root means an
 //   unknown host (404).
-// Streaming: one host at a time, rows iterated from SQLite statements.
+// Streaming: one host at a time, rows iterated from SQLite statements (an uptime list, which has a head,
+// is held until it is finished: ~15,000 buckets at 90 days).
 import { DEFAULT_LIMIT, HOST_INCIDENTS_ROUTE, HOST_ROUTE, INCIDENT_DIRS, INCIDENTS_ROUTE, STATE_DIRS, UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, certApiOrNull, compactUptime, incidentApi, type HostStateItem } from '../../api/hosts-shared.js';
 import { HOSTS_QUERIES, uptimeItem, uptimeSql, type UptimeRow } from '../../api/query/hosts.js';
 import type { Params } from '../../api/query/types.js';
@@ -79,7 +80,7 @@ function renderIncidents(ctx: RenderContext): void {
 }
 
 /** Most bytes of an uptime list's head besides its open buckets (docs/snapshot-format.md, "Uptime"). */
-export const UPTIME_HEAD_BYTES = 12 * 1024;
+const UPTIME_HEAD_BYTES = 12 * 1024;
 
 /** The start of the bucket of `resolution` holding `ms` (UTC). */
 function bucketStart(resolution: Resolution, ms: number): number {
@@ -91,7 +92,7 @@ function bucketStart(resolution: Resolution, ms: number): number {
  * reads few of them), and a head holding the buckets a next cycle may still change: those of the last
  * hour, i.e. the bucket holding now and the one before it when now is in its first hour.
  */
-export function uptimeLayout(resolution: Resolution, nowMs: number, chunkMaxBytes: number): Pick<ListWriterOptions, 'minBytes' | 'head'> {
+function uptimeLayout(resolution: Resolution, nowMs: number, chunkMaxBytes: number): Pick<ListWriterOptions, 'minBytes' | 'head'> {
   const openFrom = bucketStart(resolution, nowMs - HOUR);
   return { minBytes: Math.floor((chunkMaxBytes * 3) / 4), head: { open: (k) => (k[0] as number) >= openFrom, maxBytes: UPTIME_HEAD_BYTES } };
 }
