@@ -20,8 +20,8 @@ export interface FileSink {
 
 export interface HeadOptions {
   /**
-   * True for the items that may still change (monotone: true for a prefix of the list, e.g. the open
-   * buckets of newest-first buckets): they always stay in the head.
+   * True for the items that may still change (the items of the list's longest prefix where it holds,
+   * e.g. the open buckets of newest-first buckets): they always stay in the head, so keep them few.
    */
   open?: (key: SortKey) => boolean;
   /** Most bytes of the head besides its open items: it is cut from the rest at a boundary of half this fill. */

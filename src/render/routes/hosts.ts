@@ -11,6 +11,7 @@
 // Streaming: one host at a time, rows iterated from SQLite statements (an uptime list, which has a head,
 // is held until it is finished: ~15,000 buckets at 90 days).
 import { DEFAULT_LIMIT, HOST_INCIDENTS_ROUTE, HOST_ROUTE, INCIDENT_DIRS, INCIDENTS_ROUTE, STATE_DIRS, UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, certApiOrNull, compactUptime, incidentApi, type HostStateItem } from '../../api/hosts-shared.js';
+import type { SortKey } from '../../api/keys.js';
 import { HOSTS_QUERIES, uptimeItem, uptimeSql, type UptimeRow } from '../../api/query/hosts.js';
 import type { Params } from '../../api/query/types.js';
 import { RESOLUTIONS } from '../../api/schemas/index.js';
@@ -90,11 +91,13 @@ function bucketStart(resolution: Resolution, ms: number): number {
 /**
  * The layout of an uptime list: chunks of at least 3/4 of the byte budget (a location-filtered page
  * reads few of them), and a head holding the buckets a next cycle may still change: those of the last
- * hour, i.e. the bucket holding now and the one before it when now is in its first hour.
+ * hour, i.e. the bucket holding now and the one before it when now is in its first hour (never one
+ * after now, so that a clock behind the data cannot put the whole list in the root).
  */
 function uptimeLayout(resolution: Resolution, nowMs: number, chunkMaxBytes: number): Pick<ListWriterOptions, 'minBytes' | 'head'> {
   const openFrom = bucketStart(resolution, nowMs - HOUR);
-  return { minBytes: Math.floor((chunkMaxBytes * 3) / 4), head: { open: (k) => (k[0] as number) >= openFrom, maxBytes: UPTIME_HEAD_BYTES } };
+  const open = (k: SortKey): boolean => (k[0] as number) >= openFrom && (k[0] as number) <= nowMs;
+  return { minBytes: Math.floor((chunkMaxBytes * 3) / 4), head: { open, maxBytes: UPTIME_HEAD_BYTES } };
 }
 
 /** One host's uptime: a list per resolution and the exact first page. */
