@@ -93,7 +93,7 @@ const BOUNDS: Record<RouteId, Bound> = {
     cap: lim(LIMIT_MAX),
     body: '300 + 450 × buckets',
     bodyMax: (b) => 300 + 450 * items(b).length,
-    reads: '≤ 8 files: root, ≤ 4 index nodes, 3 chunks (2 roots for an unknown location)',
+    reads: '≤ 8 files: root, ≤ 4 index nodes, 3 chunks; with `location`, root and ≤ 6 chunks (an unknown location: the root)',
     files: fixed(8),
     bytes: fixed(8 * LIST_FILE_MAX),
   },

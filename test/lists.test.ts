@@ -1,11 +1,13 @@
 // List chunks and indexes (src/render/lists.ts, src/edge/list-reader.ts): a composed page equals the
 // same page computed directly over the ordered items, for random lists, chunk sizes, positions,
-// filters and limits; whole walks give every item once; content-defined chunks keep unchanged chunks.
+// filters and limits; whole walks give every item once; content-defined chunks keep unchanged chunks;
+// lists with an inline head read the same as without, and keep their chunks when the front changes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints, compareKeys, type Direction, type SortKey } from '../src/api/keys.js';
 import { ListWriter, type FileSink } from '../src/render/lists.js';
 import { composePage, ListReader } from '../src/edge/list-reader.js';
+import { facetCount, LIST_FORMAT, LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../src/edge/list-format.js';
 
 class MemSink implements FileSink {
   files = new Map<string, Uint8Array>();
@@ -134,5 +136,149 @@ describe('list chunks and index', () => {
     const newInB = [...b.files.keys()].filter((p) => p.startsWith('c/') && !a.files.has(p));
     expect(chunksA.length).toBeGreaterThan(5);
     expect(newInB.length).toBeLessThanOrEqual(3);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Lists with an inline head (format list@2, docs/snapshot-format.md "Head"): the reader treats the
+// root's head as the first chunk, for lists with and without one; the writer chunks them from the end,
+// so new items at the front and changed open items leave the chunks behind the head alone.
+
+interface HeadCase {
+  items: Item[];
+  maxItems: number;
+  maxBytes: number;
+  /** Items with t at or above this are open (always in the head); null: no open items. */
+  openFrom: number | null;
+  headBytes: number;
+  withHead: boolean;
+}
+
+const headCaseArb: fc.Arbitrary<HeadCase> = fc.record({
+  // Lengths spread evenly over 0..400 (left to itself fast-check keeps arrays short).
+  items: fc.integer({ min: 0, max: 400 }).chain((n) => itemsArbOf(n, n)),
+  maxItems: fc.integer({ min: 1, max: 40 }),
+  maxBytes: fc.integer({ min: 150, max: 3000 }),
+  openFrom: fc.option(fc.integer({ min: 0, max: 52 })),
+  headBytes: fc.integer({ min: 100, max: 2000 }),
+  withHead: fc.boolean(),
+});
+
+function writeCase(c: HeadCase, items = c.items, openFrom = c.openFrom): { sink: MemSink; root: ListRoot } {
+  const sink = new MemSink();
+  const w = new ListWriter(sink, {
+    dirs: DIRS,
+    maxItems: c.maxItems,
+    maxBytes: c.maxBytes,
+    facetFields: ['status'],
+    head: c.withHead ? { open: openFrom === null ? undefined : (k) => (k[0] as number) >= openFrom, maxBytes: c.headBytes } : undefined,
+  });
+  for (const i of items) w.add(i, keyOf(i), { status: [i.status] });
+  return { sink, root: w.finish('i/test.json') };
+}
+
+/** The level-0 entries of a list in list order (the chunks), read straight from the sink. */
+function chunkEntries(sink: MemSink, root: ListRoot): IndexEntry[] {
+  const out: IndexEntry[] = [];
+  const visit = (entries: readonly IndexEntry[], level: number): void => {
+    for (const e of entries) {
+      if (level === 0) out.push(e);
+      else visit((JSON.parse(new TextDecoder().decode(sink.files.get(e.path)!)) as IndexNode).entries, level - 1);
+    }
+  };
+  visit(root.entries, root.level);
+  return out;
+}
+
+const after = (k: SortKey | null) => (x: SortKey): boolean => k === null || compareKeys(x, k, DIRS) > 0;
+const statusCounts = (xs: readonly Item[]): Record<string, number> => {
+  const m: Record<string, number> = {};
+  for (const x of xs) m[x.status] = (m[x.status] ?? 0) + 1;
+  return m;
+};
+
+describe('lists with an inline head', () => {
+  it('the reader gives the same items, counts, first and last keys, scans both ways and positions as the plain list', async () => {
+    await fc.assert(
+      fc.asyncProperty(headCaseArb, fc.nat(), fc.integer({ min: 1, max: 30 }), fc.option(fc.constantFrom('open' as const, 'closed' as const)), async (c, pick, limit, status) => {
+        const { sink, root } = writeCase(c);
+        const list = (await ListReader.open(sink.read, 'i/test.json'))!;
+        const items = c.items;
+        expect(root.format).toBe(c.withHead ? LIST_FORMAT_HEAD : LIST_FORMAT);
+        expect(list.root.count).toBe(items.length);
+        expect(list.root.counts?.status ?? {}).toEqual(statusCounts(items));
+        // The head and the chunks partition the list, in order; entry counts, first and last keys hold.
+        const head = list.head;
+        const parts: Array<{ entry: IndexEntry; keys: SortKey[] }> = [];
+        if (head !== null) parts.push({ entry: list.headEntry!, keys: head.keys });
+        for (const e of chunkEntries(sink, root)) parts.push({ entry: e, keys: (JSON.parse(new TextDecoder().decode(sink.files.get(e.path)!)) as Chunk).keys });
+        expect(parts.flatMap((p) => p.keys)).toEqual(items.map(keyOf));
+        for (const p of parts) {
+          expect(p.keys.length).toBeGreaterThan(0);
+          expect([p.entry.first, p.entry.last, p.entry.count]).toEqual([p.keys[0], p.keys[p.keys.length - 1], p.keys.length]);
+        }
+        if (head !== null) {
+          let at = 0;
+          expect(list.headEntry!.counts?.status ?? {}).toEqual(statusCounts(items.slice(0, head.keys.length)));
+          // Every open item is in the head; what follows them is at most headBytes.
+          const open = c.openFrom === null ? 0 : items.filter((i) => i.t >= c.openFrom!).length;
+          expect(head.keys.length).toBeGreaterThanOrEqual(open);
+          for (let j = open; j < head.keys.length; j++) at += JSON.stringify(head.items[j]).length + JSON.stringify(head.keys[j]).length + 2;
+          expect(at).toBeLessThanOrEqual(c.headBytes);
+        }
+        if (!c.withHead) expect(head).toBeNull();
+
+        // Positions: a key of the list, or a key between (t + 0.5).
+        const cursor: SortKey | null = items.length === 0 || pick % 4 === 0 ? null : pick % 4 === 1 ? [items[pick % items.length]!.t + 0.5, ''] : keyOf(items[pick % items.length]!);
+        const start = after(cursor);
+        const rest = items.filter((i) => start(keyOf(i)));
+        const before = items.filter((i) => !start(keyOf(i)));
+        const scanned: Item[] = [];
+        for await (const { item } of list.scan({ start })) scanned.push(item as Item);
+        expect(scanned).toEqual(rest);
+        const back: Item[] = [];
+        for await (const { item } of list.scanBackward({ start })) back.push(item as Item);
+        expect(back).toEqual([...before].reverse());
+        // With a filter and the skip rule of its counts (the head's included).
+        const match = (x: unknown): boolean => status === null || (x as Item).status === status;
+        const page = await composePage(list, { start, match, skip: status === null ? undefined : (e) => facetCount(e.counts, 'status', status) === 0, limit });
+        const wanted = rest.filter(match);
+        expect(page.items).toEqual(wanted.slice(0, limit));
+        expect(page.more).toBe(wanted.length > limit);
+        const back2: Item[] = [];
+        for await (const { item } of list.scanBackward({ start, skip: status === null ? undefined : (e) => facetCount(e.counts, 'status', status) === 0 })) if (match(item)) back2.push(item as Item);
+        expect(back2).toEqual([...before].reverse().filter(match));
+        expect(Object.fromEntries(await list.countBefore(start, 'status', (x) => (x as Item).status))).toEqual(statusCounts(before));
+        const k: SortKey = cursor ?? [pick % 60, String(pick)];
+        const next = items.find((i) => after(k)(keyOf(i)));
+        expect(await list.keyAfter(k)).toEqual(next === undefined ? null : keyOf(next));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('new items at the front and changes of open items keep every chunk behind the first', async () => {
+    await fc.assert(
+      fc.property(headCaseArb, fc.nat(), fc.integer({ min: 0, max: 5 }), (c0, cut, later) => {
+        const c = { ...c0, withHead: true };
+        const items = c.items;
+        if (items.length === 0) return;
+        // Before: the older part of the list, its newest items open from openFrom.
+        const s = cut % items.length;
+        const openFrom = c.openFrom ?? items[s]!.t;
+        const a = writeCase(c, items.slice(s), openFrom);
+        // After: the items before it added at the front, the open boundary moved on (never back).
+        const b = writeCase(c, items, openFrom + later);
+        const chunksA = chunkEntries(a.sink, a.root).map((e) => e.path);
+        const chunksB = new Set(chunkEntries(b.sink, b.root).map((e) => e.path));
+        for (const p of chunksA.slice(1)) expect(chunksB.has(p)).toBe(true);
+        // The open items change (other notes): the chunks stay, the root alone differs.
+        const changed = items.slice(s).map((i) => (i.t >= openFrom ? { ...i, note: `${i.note}~` } : i));
+        const d = writeCase(c, changed, openFrom);
+        expect(chunkEntries(d.sink, d.root).map((e) => e.path)).toEqual(chunksA);
+        expect([...d.sink.files.keys()].filter((p) => !a.sink.files.has(p))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

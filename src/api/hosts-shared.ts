@@ -6,8 +6,9 @@
 // - Timestamps leave the API in `toISOString()` form (src/api/schemas/common.ts: milliseconds always);
 //   the derivation readers print `isoTime` (no `.000`), so their objects are re-printed here.
 // - Incident lists (both routes): started_at DESC, id DESC; key [started_at ms, id].
-// - Uptime lists: bucket_start DESC, then location ASC by code point of the PUBLISHED value (`__all__`
-//   included), as the route table declares; key [bucket_start ms, location].
+// - Uptime lists: one per host and resolution, bucket_start DESC, then location ASC by code point of
+//   the PUBLISHED value (`__all__` included), as the route table declares; key [bucket_start ms,
+//   location]; facet `location` (UPTIME_FACETS).
 // - Host state as of an instant: the state interval [valid_from, valid_to) holding T = min(at, now),
 //   none before the first check or after a closed last interval (src/derive/hosts/read.ts hostStateAt).
 // - Cursors: encodeCursor with hint '' and the route's partition (docs/snapshot-format.md).
@@ -25,6 +26,8 @@ export const INCIDENTS_ROUTE = 'incidents.list';
 /** Directions of the incident key [started_at, id] and of the uptime key [bucket_start, location]. */
 export const INCIDENT_DIRS: Direction[] = ['desc', 'desc'];
 export const UPTIME_DIRS: Direction[] = ['desc', 'asc'];
+/** Facet of the uptime lists, counted per index entry: the `location` filter skips entries without it. */
+export const UPTIME_FACETS = ['location'] as const;
 /** Directions of the host state interval key [valid_from]: newest interval first. */
 export const STATE_DIRS: Direction[] = ['desc'];
 
@@ -192,8 +195,8 @@ export function afterCursor(dirs: readonly Direction[], after: SortKey | undefin
 // ---------------------------------------------------------------------------------------------
 // Uptime buckets in list chunks
 //
-// The uptime lists are the bulk of the snapshot (18 million hourly buckets at the peppol scale, each
-// in two lists), so their chunks hold a compact tuple per bucket instead of the published object:
+// The uptime lists are the bulk of the snapshot (18 million hourly buckets at the peppol scale, one
+// list per host and resolution: docs/snapshot-format.md, "Uptime"), so their chunks hold a compact tuple per bucket instead of the published object:
 // the key already carries bucket_start and location, the list's partition the hostname and
 // resolution. [role, up, degraded, down, uptime_pct, then p50, p95, p99 of dns, tcp, tls, http, total]
 // is about a quarter of the object's JSON. expandUptime() rebuilds the object exactly.

@@ -1,9 +1,10 @@
 // Reads a list written by src/render/lists.ts: seeks a position through the index, then walks items
 // forward across chunks. Edge-safe: no Node imports. Counts the files and bytes it reads (the cost
-// budget of a composed page: docs/snapshot-format.md).
+// budget of a composed page: docs/snapshot-format.md). A root's inline head (list@2) is the list's
+// first chunk: every method below reads it before the entries.
 import { compareKeys, type SortKey } from '../api/keys.js';
-import type { Chunk, IndexEntry, IndexNode, ListRoot } from './list-format.js';
-import { LIST_FORMAT } from './list-format.js';
+import type { Chunk, HeadChunk, IndexEntry, IndexNode, ListRoot } from './list-format.js';
+import { LIST_FORMAT, LIST_FORMAT_HEAD } from './list-format.js';
 
 export type ReadFile = (path: string) => Promise<Uint8Array | null>;
 
@@ -39,20 +40,35 @@ function firstTrue(n: number, pred: (i: number) => boolean): number {
 /** Most recently read chunks and index nodes a reader keeps, so that a page reads each file once. */
 const RECENT_FILES = 4;
 
+/** The index entry standing for an inline head (path ''), or null when the root has no head items. */
+function headEntryOf(head: HeadChunk | undefined): IndexEntry | null {
+  if (head === undefined || head.keys.length === 0) return null;
+  const e: IndexEntry = { first: head.keys[0]!, last: head.keys[head.keys.length - 1]!, count: head.keys.length, path: '' };
+  if (head.counts !== undefined) e.counts = head.counts;
+  return e;
+}
+
 export class ListReader {
   readonly stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
   private readonly recent = new Map<string, unknown>();
+  /** The root's inline head as the list's first chunk, and its index entry (null: no head items). */
+  readonly head: HeadChunk | null;
+  readonly headEntry: IndexEntry | null;
   private constructor(
     private readonly read: ReadFile,
     readonly root: ListRoot,
-  ) {}
+  ) {
+    this.headEntry = headEntryOf(root.head);
+    this.head = this.headEntry === null ? null : root.head!;
+  }
 
   /** Opens the list whose root index is at `rootPath`; null when there is no such list. */
   static async open(read: ReadFile, rootPath: string): Promise<ListReader | null> {
     const body = await read(rootPath);
     if (body === null) return null;
     const root = JSON.parse(dec.decode(body)) as ListRoot;
-    if (root.format !== LIST_FORMAT) throw new SnapshotFormatError(`${rootPath}: not a list index`);
+    if (root.format !== LIST_FORMAT && root.format !== LIST_FORMAT_HEAD) throw new SnapshotFormatError(`${rootPath}: not a list index`);
+    if (root.format === LIST_FORMAT_HEAD && root.head === undefined) throw new SnapshotFormatError(`${rootPath}: a list@2 index without its head`);
     const r = new ListReader(read, root);
     r.stats.files++;
     r.stats.bytes += body.length;
@@ -103,7 +119,13 @@ export class ListReader {
         first = false;
       }
     }
-    yield* walk(this.root.entries, this.root.level, true);
+    // The head comes first: when the start lies in it, every entry lies after the start.
+    const head = this.head;
+    const he = this.headEntry;
+    if (head !== null && he !== null && start(he.last)) {
+      if (!skip(he)) for (let j = firstTrue(head.keys.length, (x) => start(head.keys[x]!)); j < head.keys.length; j++) yield { key: head.keys[j]!, item: head.items[j] };
+      yield* walk(this.root.entries, this.root.level, false);
+    } else yield* walk(this.root.entries, this.root.level, true);
   }
 
   /**
@@ -129,6 +151,11 @@ export class ListReader {
       }
     }
     yield* walk(this.root.entries, this.root.level);
+    const head = this.head;
+    const he = this.headEntry;
+    if (head !== null && he !== null && !skip(he)) {
+      for (let j = firstTrue(head.keys.length, (x) => start(head.keys[x]!)) - 1; j >= 0; j--) yield { key: head.keys[j]!, item: head.items[j] };
+    }
   }
 
   /**
@@ -138,6 +165,15 @@ export class ListReader {
    */
   async countBefore(start: (key: SortKey) => boolean, field: string, valueOf: (item: unknown) => string): Promise<Map<string, number>> {
     const out = new Map<string, number>();
+    const head = this.head;
+    if (head !== null) {
+      // Inline: counted item by item, no file read.
+      for (let j = 0; j < head.keys.length; j++) {
+        if (start(head.keys[j]!)) return out;
+        const v = valueOf(head.items[j]);
+        out.set(v, (out.get(v) ?? 0) + 1);
+      }
+    }
     let entries = this.root.entries;
     for (let level = this.root.level; ; level--) {
       const i = firstTrue(entries.length, (x) => start(entries[x]!.last));
@@ -163,6 +199,8 @@ export class ListReader {
   /** The key of the item right after `key` in list order (`key` need not be in the list); null at the end. */
   async keyAfter(key: SortKey): Promise<SortKey | null> {
     const after = (k: SortKey): boolean => compareKeys(k, key, this.root.dirs) > 0;
+    const head = this.head;
+    if (head !== null && after(head.keys[head.keys.length - 1]!)) return head.keys[firstTrue(head.keys.length, (x) => after(head.keys[x]!))]!;
     let entries = this.root.entries;
     for (let level = this.root.level; ; level--) {
       const i = firstTrue(entries.length, (x) => after(entries[x]!.last));

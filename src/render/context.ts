@@ -72,14 +72,14 @@ export class RenderContext {
 
   /**
    * A writer for one list; call finish() with no argument through the returned handle. `layout`: see
-   * ListWriterOptions (minItems, entryCounts).
+   * ListWriterOptions (minItems, minBytes, entryCounts, head).
    */
   list(
     routeId: string,
     partition: readonly string[],
     dirs: Direction[],
     facetFields?: readonly string[],
-    layout: Pick<ListWriterOptions, 'minItems' | 'entryCounts'> = {},
+    layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head'> = {},
   ): { add: ListWriter['add']; finish: () => void } {
     const w = new ListWriter(this.sink, { dirs, maxItems: this.opts.chunkMaxItems, maxBytes: this.opts.chunkMaxBytes, facetFields, ...layout });
     const root = listRootPath(routeId, partition);

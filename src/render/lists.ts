@@ -4,15 +4,28 @@
 //
 // Chunk boundaries are content-defined so that a change to a few items rewrites only the chunks
 // around them (cheap uploads): a chunk ends after an item whose key hash is 0 modulo BOUNDARY_MODULUS
-// once the chunk holds at least a quarter of the byte budget (or `minItems` items, where the list sets
-// it), and always before it would exceed `maxItems` or `maxBytes`.
+// once the chunk holds at least a quarter of the byte budget (or `minBytes`, or `minItems` items, where
+// the list sets it), and always before it would exceed `maxItems` or `maxBytes`.
+//
+// A list with a `head` (docs/snapshot-format.md, "Head") is held in memory and chunked from its end
+// (the oldest item) by the same rules; its first items stay inline in the root.
 import { createHash } from 'node:crypto';
 import type { Direction, SortKey } from '../api/keys.js';
-import { INDEX_FANOUT, LIST_FORMAT, type Chunk, type FacetCounts, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
+import { INDEX_FANOUT, LIST_FORMAT, LIST_FORMAT_HEAD, type FacetCounts, type HeadChunk, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
 
 export interface FileSink {
   /** Stores a file of the snapshot (the sink skips rewriting identical bytes and records the manifest). */
   put(path: string, body: Uint8Array, contentType: string, cacheClass: 'mutable' | 'immutable' | 'meta'): void;
+}
+
+export interface HeadOptions {
+  /**
+   * True for the items that may still change (the items of the list's longest prefix where it holds,
+   * e.g. the open buckets of newest-first buckets): they always stay in the head, so keep them few.
+   */
+  open?: (key: SortKey) => boolean;
+  /** Most bytes of the head besides its open items: it is cut from the rest at a boundary of half this fill. */
+  maxBytes: number;
 }
 
 export interface ListWriterOptions {
@@ -26,11 +39,20 @@ export interface ListWriterOptions {
    * lists whose pages read a window of items bound the chunks a window spans this way.
    */
   minItems?: number;
+  /** A content-defined boundary needs this many bytes in the chunk (instead of a quarter of maxBytes). */
+  minBytes?: number;
   /**
    * With facetFields: false keeps the facet counts in the root only (list totals), not per entry: for
    * lists whose readers never skip entries, where per-entry counts would only make the index larger.
    */
   entryCounts?: boolean;
+  /**
+   * For lists that grow and change at their front (newest first): chunk from the end and keep the
+   * first items in the root (format list@2), so that a change of the newest items rewrites the root
+   * only. The list is held in memory until finish(): for lists of one host or one partition, not for
+   * millions of items.
+   */
+  head?: HeadOptions;
 }
 
 const BOUNDARY_MODULUS = 16;
@@ -72,11 +94,55 @@ function sortedCounts(c: FacetCounts): FacetCounts {
   return out;
 }
 
+/** One item as written: its key, both as JSON, the bytes it adds to a chunk, its facet values. */
+interface Pending {
+  key: SortKey;
+  keyJson: string;
+  json: string;
+  size: number;
+  boundary: boolean;
+  facets: Record<string, readonly string[]> | undefined;
+}
+
+interface Cut {
+  /** Whether the filled chunk may end after this item (content-defined). */
+  full: (items: number, bytes: number) => boolean;
+  maxItems: number;
+  maxBytes: number;
+}
+
+/**
+ * Chunk boundaries of items[lo, hi) found from the end (hi − 1, the oldest item, first) with the rules
+ * of add(): the start index of each chunk, the oldest chunk first. The items before the last start are
+ * left over (an unfinished chunk). Every boundary depends on the items after it only, so items added at
+ * the front never move one.
+ */
+function startsFromEnd(items: readonly Pending[], lo: number, hi: number, cut: Cut): number[] {
+  const starts: number[] = [];
+  let end = hi;
+  let bytes = 0;
+  for (let i = hi - 1; i >= lo; i--) {
+    const p = items[i]!;
+    const n = end - (i + 1);
+    if (n > 0 && (n >= cut.maxItems || bytes + p.size > cut.maxBytes)) {
+      starts.push(i + 1);
+      end = i + 1;
+      bytes = 0;
+    }
+    bytes += p.size;
+    if (p.boundary && cut.full(end - i, bytes)) {
+      starts.push(i);
+      end = i;
+      bytes = 0;
+    }
+  }
+  return starts;
+}
+
 export class ListWriter {
-  private keys: SortKey[] = [];
-  private itemsJson: string[] = [];
+  /** The chunk being filled (streaming), or every item (with a head). */
+  private pending: Pending[] = [];
   private bytes = 0;
-  private chunkCounts: FacetCounts = {};
   private readonly level0: IndexEntry[] = [];
   private readonly total: FacetCounts = {};
   private count = 0;
@@ -86,45 +152,92 @@ export class ListWriter {
     private readonly opts: ListWriterOptions,
   ) {}
 
+  /** Whether a chunk of `items` items and `bytes` bytes may end at a content-defined boundary. */
+  private full = (items: number, bytes: number): boolean =>
+    this.opts.minItems === undefined ? bytes >= (this.opts.minBytes ?? this.opts.maxBytes / 4) : items >= this.opts.minItems;
+
   /** Appends the next item (in list order). `facets` gives the item's value(s) per declared facet field. */
   add(item: unknown, key: SortKey, facets?: Record<string, readonly string[]>): void {
     const json = JSON.stringify(item);
     const keyJson = JSON.stringify(key);
     const size = json.length + keyJson.length + 2;
-    if (this.keys.length > 0 && (this.keys.length >= this.opts.maxItems || this.bytes + size > this.opts.maxBytes)) this.flush();
-    this.keys.push(key);
-    this.itemsJson.push(json);
-    this.bytes += size;
+    const p: Pending = { key, keyJson, json, size, boundary: fnv1a(keyJson) % BOUNDARY_MODULUS === 0, facets };
     this.count++;
-    if (facets && this.opts.facetFields) {
-      for (const f of this.opts.facetFields) {
-        const m = (this.chunkCounts[f] ??= {});
-        for (const v of new Set(facets[f] ?? [])) m[v] = (m[v] ?? 0) + 1;
+    if (this.opts.head) {
+      this.pending.push(p);
+      return;
+    }
+    const n = this.pending.length;
+    if (n > 0 && (n >= this.opts.maxItems || this.bytes + size > this.opts.maxBytes)) this.flush();
+    this.pending.push(p);
+    this.bytes += size;
+    if (p.boundary && this.full(this.pending.length, this.bytes)) this.flush();
+  }
+
+  /** Item counts per declared facet value of some items. */
+  private countsOf(items: readonly Pending[]): FacetCounts {
+    const c: FacetCounts = {};
+    for (const p of items) {
+      if (!p.facets) continue;
+      for (const f of this.opts.facetFields ?? []) {
+        const m = (c[f] ??= {});
+        for (const v of new Set(p.facets[f] ?? [])) m[v] = (m[v] ?? 0) + 1;
       }
     }
-    const full = this.opts.minItems === undefined ? this.bytes >= this.opts.maxBytes / 4 : this.keys.length >= this.opts.minItems;
-    if (full && fnv1a(keyJson) % BOUNDARY_MODULUS === 0) this.flush();
+    return c;
+  }
+
+  /** Writes one chunk of `items` and returns its index entry. */
+  private chunk(items: readonly Pending[]): IndexEntry {
+    const body = enc.encode(`{"keys":[${items.map((p) => p.keyJson).join(',')}],"items":[${items.map((p) => p.json).join(',')}]}`);
+    const path = contentPath(body);
+    this.sink.put(path, body, 'application/json', 'immutable');
+    const entry: IndexEntry = { first: items[0]!.key, last: items[items.length - 1]!.key, count: items.length, path };
+    if (this.opts.facetFields) {
+      const c = this.countsOf(items);
+      if (this.opts.entryCounts !== false) entry.counts = sortedCounts(c);
+      addCounts(this.total, c);
+    }
+    return entry;
   }
 
   private flush(): void {
-    if (this.keys.length === 0) return;
-    const body = enc.encode(`{"keys":${JSON.stringify(this.keys)},"items":[${this.itemsJson.join(',')}]}`);
-    const path = contentPath(body);
-    this.sink.put(path, body, 'application/json', 'immutable');
-    const entry: IndexEntry = { first: this.keys[0]!, last: this.keys[this.keys.length - 1]!, count: this.keys.length, path };
-    if (this.opts.facetFields) {
-      if (this.opts.entryCounts !== false) entry.counts = sortedCounts(this.chunkCounts);
-      addCounts(this.total, this.chunkCounts);
-    }
-    this.level0.push(entry);
-    this.keys = [];
-    this.itemsJson = [];
+    if (this.pending.length === 0) return;
+    this.level0.push(this.chunk(this.pending));
+    this.pending = [];
     this.bytes = 0;
-    this.chunkCounts = {};
+  }
+
+  /**
+   * With a head: the level-0 entries and the head from every item. Chunks are found from the end; of
+   * the unfinished rest at the front (the open items excluded), the part up to its last boundary at
+   * half of head.maxBytes is one more chunk, and what is left plus the open items is the head.
+   */
+  private splitHead(head: HeadOptions): HeadChunk {
+    const all = this.pending;
+    let open = 0;
+    while (open < all.length && head.open?.(all[open]!.key)) open++;
+    const starts = startsFromEnd(all, open, all.length, { full: this.full, maxItems: this.opts.maxItems, maxBytes: this.opts.maxBytes });
+    const rest = starts.length === 0 ? all.length : starts[starts.length - 1]!;
+    const sub = startsFromEnd(all, open, rest, { full: (_n, bytes) => bytes >= head.maxBytes / 2, maxItems: this.opts.maxItems, maxBytes: head.maxBytes });
+    const headEnd = sub.length === 0 ? rest : sub[sub.length - 1]!;
+    // List order: the head, the rest's chunk, then the chunks found from the end, newest first.
+    const bounds = [headEnd, rest, ...starts.reverse(), all.length];
+    for (let i = 0; i + 1 < bounds.length; i++) if (bounds[i]! < bounds[i + 1]!) this.level0.push(this.chunk(all.slice(bounds[i], bounds[i + 1])));
+    const items = all.slice(0, headEnd);
+    const h: HeadChunk = { keys: items.map((p) => p.key), items: items.map((p) => JSON.parse(p.json) as unknown) };
+    if (this.opts.facetFields) {
+      const c = this.countsOf(items);
+      if (this.opts.entryCounts !== false) h.counts = sortedCounts(c);
+      addCounts(this.total, c);
+    }
+    this.pending = [];
+    return h;
   }
 
   /** Writes the remaining chunk, the inner index nodes and the root at `rootPath`; returns the root. */
   finish(rootPath: string): ListRoot {
+    const head = this.opts.head ? this.splitHead(this.opts.head) : undefined;
     this.flush();
     let level = 0;
     let entries = this.level0;
@@ -147,8 +260,9 @@ export class ListWriter {
       entries = up;
       level++;
     }
-    const root: ListRoot = { format: LIST_FORMAT, dirs: this.opts.dirs, count: this.count, level, entries };
+    const root: ListRoot = { format: head ? LIST_FORMAT_HEAD : LIST_FORMAT, dirs: this.opts.dirs, count: this.count, level, entries };
     if (this.opts.facetFields) root.counts = sortedCounts(this.total);
+    if (head) root.head = head;
     this.sink.put(rootPath, enc.encode(JSON.stringify(root)), 'application/json', 'mutable');
     return root;
   }

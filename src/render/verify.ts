@@ -160,6 +160,20 @@ export function verifySnapshot(outDir: string): VerifySummary {
     const view = STORED_ITEM_VIEWS[routeId] ?? ((s: unknown) => s);
     const root = json(rootPath) as ListRoot;
     let count = 0;
+    const checkItems = (at: string, c: Chunk): void =>
+      c.items.forEach((stored, i) => {
+        sum.items++;
+        const it = view(stored, c.keys[i] as SortKey, partition);
+        const r = items?.safeParse(it);
+        if (r && !r.success) fail(at, `an item does not match ${route!.response} items: ${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`);
+        if (routeId === 'events.list') eventIds.add((it as { id: string }).id);
+      });
+    // A root's inline head is the list's first chunk (docs/snapshot-format.md, "Head").
+    if (root.head) {
+      if (root.head.items.length !== root.head.keys.length) fail(rootPath, `its head holds ${root.head.items.length} items and ${root.head.keys.length} keys`);
+      count += root.head.items.length;
+      checkItems(rootPath, root.head);
+    }
     const visit = (entries: IndexNode['entries'], level: number): void => {
       for (const e of entries) {
         sum.references++;
@@ -173,13 +187,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
           const c = json(e.path) as Chunk;
           if (c.items.length !== e.count || c.keys.length !== e.count) fail(e.path, `holds ${c.items.length} items, the index says ${e.count}`);
           count += c.items.length;
-          c.items.forEach((stored, i) => {
-            sum.items++;
-            const it = view(stored, c.keys[i] as SortKey, partition);
-            const r = items?.safeParse(it);
-            if (r && !r.success) fail(e.path, `an item does not match ${route!.response} items: ${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`);
-            if (routeId === 'events.list') eventIds.add((it as { id: string }).id);
-          });
+          checkItems(e.path, c);
         }
       }
     };

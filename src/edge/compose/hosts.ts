@@ -25,6 +25,7 @@ import type { SortKey } from '../../api/keys.js';
 import { exactFilePath, listRootPath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import type { HostView, UptimeBucket } from '../../derive/hosts/read.js';
+import { facetCount } from '../list-format.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { ComposeContext, ComposeFn, Params } from './types.js';
 
@@ -161,19 +162,17 @@ const composeUptime: ComposeFn = async (params, ctx) => {
     const body = await readExact(ctx, ['v1', 'hosts', hostname, 'uptime']);
     return body === null ? notFoundOf('host', hostname) : ok(body);
   }
-  const listPartition = location === undefined ? partition : [...partition, location];
   const started = afterCursor(UPTIME_DIRS, after);
-  return withList(ctx, UPTIME_ROUTE, listPartition, async (list) => {
-    if (list === null) {
-      if (location === undefined) return notFoundOf('host', hostname);
-      // No list for this location: an unknown location of a known host matches nothing.
-      const known = await withList(ctx, UPTIME_ROUTE, partition, async (l) => Promise.resolve(l !== null));
-      return known ? ok(pageBody(UPTIME_ROUTE, partition, [], [], false)) : notFoundOf('host', hostname);
-    }
+  return withList(ctx, UPTIME_ROUTE, partition, async (list) => {
+    if (list === null) return notFoundOf('host', hostname);
     const page = await composePage(list, {
       // bucket_start descends: `to` (exclusive) and the cursor bound where the range starts, `from` where it ends.
       start: (k) => (to === undefined || (k[0] as number) < to) && started(k),
       stop: from === undefined ? undefined : (k) => (k[0] as number) < from,
+      // One list holds every location: the filter passes over entries whose counts lack the location
+      // (an unknown one: all of them) and matches the rest item by item (docs/api-hosts.md).
+      match: location === undefined ? undefined : (_item, k) => k[1] === location,
+      skip: location === undefined ? undefined : (e) => facetCount(e.counts, 'location', location) === 0,
       limit,
     });
     const res = resolution as UptimeBucket['resolution'];
