@@ -3,7 +3,8 @@
 // - every exact file validates against its route's response schema (src/api/schemas), every list
 //   chunk's items against the item schema of the route's page resource;
 // - every reference resolves: index entries -> chunks and inner nodes; an anomaly's event_refs ->
-//   events of the event feed; a participant's seats -> seat files; snapshot.json, openapi.json present.
+//   events of the event feed; a participant's seats -> seat files; a participant's first page of events
+//   or history -> its detail file, its stored list -> that first page; snapshot.json, openapi.json present.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -140,6 +141,13 @@ export function verifySnapshot(outDir: string): VerifySummary {
     if (r && !r.success) fail(rel, `does not match ${m.route.response}: ${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`);
     if (m.route.id === 'anomalies.detail') anomalyRefs.push({ path: rel, ids: (body as { event_refs: string[] }).event_refs });
     if (m.route.id === 'participants.detail') for (const s of (body as { seats?: Array<{ seat_id: string }> }).seats ?? []) seatRefs.push({ path: rel, seat: s.seat_id });
+    // A participant's first page of events or history needs its detail file: the shim answers a
+    // participant without that page (an empty list has none) from the detail file's existence.
+    if (m.route.id === 'participants.events' || m.route.id === 'participants.history') {
+      sum.references++;
+      const detail = `${rel.slice(0, rel.lastIndexOf('/'))}.json`;
+      if (!listed.has(detail)) fail(rel, `belongs to a participant without a detail file (${detail})`);
+    }
   }
 
   let hostsBySegment: Map<string, string> | null = null;
@@ -155,6 +163,13 @@ export function verifySnapshot(outDir: string): VerifySummary {
     const partition = segs[2] === '_all' && segs.length === 3 ? [] : segs.slice(2).map(decodeSegment);
     // A host's uptime items take the hostname from the partition: a hashed one is found among the hosts.
     if (routeId === 'hosts.uptime' && partition[0]?.startsWith('~')) partition[0] = hostOfSegment(partition[0]);
+    // A participant's stored events or history are read only after its exact first page: without that
+    // page the shim answers the empty page, so the list would never be served.
+    if ((routeId === 'participants.events' || routeId === 'participants.history') && segs.length === 3) {
+      sum.references++;
+      const first = `v1/participants/${segs[2]!}/${routeId === 'participants.events' ? 'events' : 'history'}.json`;
+      if (!listed.has(first)) fail(rootPath, `has no first page ${first}`);
+    }
     const route = (ROUTES as Record<string, { response: string }>)[routeId];
     const items = route ? itemSchema(route.response) : null;
     const view = STORED_ITEM_VIEWS[routeId] ?? ((s: unknown) => s);

@@ -3,8 +3,9 @@
 //
 // Reads per request:
 // - detail, stats, and any request at default parameters: one exact file;
-// - events / history: the exact first page (404 when absent); when it holds the whole list
-//   (next_cursor null) any limit and cursor are paged from it, else the participant's stored list;
+// - events / history: the exact first page; when it holds the whole list (next_cursor null) any limit
+//   and cursor are paged from it, else the participant's stored list; without it (an empty list has
+//   no file) the participant's detail file: the empty page when it exists, else 404 (2 files);
 // - the list: see composeListWith below (candidate sets of at most SMALL_SET_MAX items are read whole
 //   and paged in memory; otherwise a window of WALK_WINDOW items of one source list in the order:
 //   the main list, or in the default order a single-valued posting list or the rarest trigram's list).
@@ -155,7 +156,12 @@ function perParticipant(route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE): Comp
       const limit = params.limit as number;
       const cursor = params.cursor as CursorPosition | undefined;
       const exact = await files.json<SimplePage>(exactFilePath(['v1', 'participants', id, segment]));
-      if (exact === null) return notFoundOf('participant', id);
+      if (exact === null) {
+        // No first page: the list is empty (the renderer writes none then) or the participant is
+        // unknown. Its detail file tells which; an empty list is the empty page for any limit and cursor.
+        const known = await files.read(exactFilePath(['v1', 'participants', id]));
+        return known === null ? notFoundOf('participant', id) : ok(simplePage(route, [id], [], [], false));
+      }
       if (cursor === undefined && limit === LIMIT_DEFAULT) return ok(exact);
       if (exact.next_cursor === null) {
         // The exact first page holds the whole list: page it here.

@@ -1,6 +1,7 @@
 // Renders the participants family into the snapshot (docs/snapshot-format.md "Participants"):
 // - exact files: every participant (`v1/participants/<id>`), the first page of its events and history
-//   at default parameters, the list's first page at default parameters, `v1/stats/participants`;
+//   at default parameters when that list is not empty (the shim answers an empty one from the detail
+//   file), the list's first page at default parameters, `v1/stats/participants`;
 // - lists: the six main orders of `/v1/participants` (list totals of country, scheme, registered,
 //   provenance in the root), posting lists per country / scheme / smp / ap value and one per name
 //   trigram, in the default order, and the identifier index ([value, id]); chunks of at least
@@ -162,6 +163,11 @@ export function renderParticipantsDetail(ctx: RenderContext): void {
   ctx.forEachParticipant((r) => ctx.exact(['v1', 'participants', r.pid], viewOf(ctx.db, r.pid)));
 }
 
+/** True for a page without items (`{"items":[],"next_cursor":null}`). */
+function isEmptyPage(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && 'items' in body && Array.isArray(body.items) && body.items.length === 0;
+}
+
 function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE, opts: ParticipantRenderOptions): void {
   const order = orderOf(ROUTES[route].list!, {});
   const dirs = dirsOf(order);
@@ -171,6 +177,9 @@ function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | t
   ctx.forEachParticipant((r) => {
     const first = query(ctx.db, { id: r.pid, limit: LIMIT_DEFAULT }, ctx.nowMs);
     if (first.status !== 200) throw new Error(`${route}: ${r.pid} has no first page`);
+    // An empty list gets no file: the shim answers the empty page from the participant's detail file
+    // (most participants have no events: 98,548 of 101,062 at the medium demo).
+    if (isEmptyPage(first.body)) return;
     ctx.exact(['v1', 'participants', r.pid, segment], first.body);
     if ((count.get(r.participant_id) as number) <= opts.perParticipantListMin) return;
     const w = ctx.list(route, [r.pid], dirs);
