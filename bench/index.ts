@@ -5,6 +5,7 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchApi } from './api.js';
+import { benchCycle } from './cycle.js';
 import { benchDerive } from './derive.js';
 import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
@@ -90,6 +91,25 @@ program
     const r = await benchPublish(
       { out: o.out, s3Dir: o.s3Dir, bucket: o.bucket, prefix: o.prefix, concurrency: Number(o.concurrency), retentionHours: Number(o.retentionHours) },
       self,
+      (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${line}\n`),
+    );
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('cycle')
+  .description('the cron cycle at a demo scale: first build, then cycles of demo +step, ingest and (incremental) build, then build --full')
+  .option('--scale <scale>', 'small | medium | large | peppol', 'medium')
+  .option('--dir <dir>', 'working directory (feeds, database, snapshot)', '.bench/cycle')
+  .option('--now <iso>', 'demo clock of the first build', '2026-11-22T00:00:00Z')
+  .option('--cycles <n>', 'cycles after the first build', '2')
+  .option('--step-minutes <n>', 'demo clock step per cycle', '15')
+  .option('--reuse', 'continue from the directory of an earlier run (no first build)')
+  .option('--no-full', 'skip the final build --full')
+  .action(async (o: { scale: string; dir: string; now: string; cycles: string; stepMinutes: string; reuse?: boolean; full: boolean }) => {
+    const t0 = performance.now();
+    const r = await benchCycle(
+      { scale: o.scale, dir: o.dir, now: o.now, cycles: Number(o.cycles), stepMinutes: Number(o.stepMinutes), reuse: o.reuse ?? false, full: o.full, cli: join(dirname(self), 'peppol-snapshot.mjs') },
       (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${line}\n`),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);

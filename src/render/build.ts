@@ -49,6 +49,8 @@ export interface BuildSummary {
   missing_routes: string[];
   files: number;
   written: number;
+  /** Of `written`, by cache class. */
+  written_by_class: Record<'immutable' | 'mutable' | 'meta', number>;
   removed: number;
   bytes: number;
   seconds: number;
@@ -170,6 +172,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
       missing_routes: missing,
       files: manifest.files,
       written: sink.stats.written,
+      written_by_class: sink.stats.written_by_class,
       removed,
       bytes: manifest.bytes,
       seconds: Math.round(performance.now() - a.t0) / 1000,

@@ -29,6 +29,8 @@ export interface SinkStats {
   files: number;
   written: number;
   bytes: number;
+  /** Files written, by cache class (what a publish of this build uploads, before the manifest). */
+  written_by_class: Record<CacheClass, number>;
 }
 
 /** Where the sink records its files: a database with the state's `files` table, in a transaction. */
@@ -51,7 +53,7 @@ export const BUILD_UNIT = 0;
 const MADE_DIRS_MAX = 4096;
 
 export class DirectorySink implements FileSink {
-  readonly stats: SinkStats = { files: 0, written: 0, bytes: 0 };
+  readonly stats: SinkStats = { files: 0, written: 0, bytes: 0, written_by_class: { immutable: 0, mutable: 0, meta: 0 } };
   private readonly entries: Database.Database;
   private readonly ownsEntries: boolean;
   private readonly insert: Database.Statement;
@@ -124,6 +126,7 @@ export class DirectorySink implements FileSink {
     fs.writeFileSync(tmp, body);
     fs.renameSync(tmp, abs);
     this.stats.written++;
+    this.stats.written_by_class[cacheClass]++;
   }
 
   /** Manifest entries sorted by path (one per path: a content-addressed file may have several units). */
