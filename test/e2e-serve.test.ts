@@ -3,7 +3,6 @@
 // route table equals the oracle, every 400 and 404 case, random requests, 405, HEAD, ETag -> 304, the
 // CORS preflight); then serve stops on SIGTERM. test/edge-worker.test.ts runs the same checks against
 // the Cloudflare Worker.
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +11,7 @@ import type { Db } from '../src/db/index.js';
 import { runPublish } from '../src/publish/index.js';
 import { runBuild } from '../src/render/build.js';
 import { urlPathOfExact } from '../src/render/verify.js';
-import { startCli, type CliResult } from './helpers/cli.js';
+import { startServe as startServeCli, type Served } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { describeE2e } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
@@ -34,7 +33,6 @@ let db: Db;
 let out: string;
 let nowMs: number;
 let baseUrl: string;
-type Served = { url: string; child: ChildProcess; done: Promise<CliResult>; stderr: () => string };
 let server: Served | null = null;
 /** serve over a directory that `publish` filled (directory target) from `out`. */
 let published: Served | null = null;
@@ -45,27 +43,7 @@ async function startServe(dir: string): Promise<Served> {
   const config = path.join(tempDir('e2e-config-'), 'config.json');
   fs.writeFileSync(config, '{}\n');
   // The manifest is dated at the fixture's clock: a generous --health-max-age keeps /health/db fresh.
-  const { child, done } = startCli(['serve', '--config', config, '--out', dir, '--port', '0', '--rate-limit', 'off', '--access', 'open', '--health-max-age', '3153600000']);
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const served: Served = { url: '', child, done, stderr: () => err };
-  served.url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`serve did not start: ${err}`)), 30_000);
-    const onData = () => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        child.stderr!.off('data', onData);
-        ok(m[1]!);
-      }
-    };
-    child.stderr!.on('data', onData);
-    void done.then((r) => {
-      clearTimeout(timer);
-      fail(new Error(`serve exited ${r.code}: ${r.stderr}`));
-    });
-  });
-  return served;
+  return startServeCli(['--config', config, '--out', dir, '--port', '0', '--rate-limit', 'off', '--access', 'open', '--health-max-age', '3153600000']);
 }
 
 beforeAll(async () => {

@@ -6,7 +6,6 @@
 // The small demo gets two extra participants seen only by an SMP lookup (no directory or SML
 // observation): they have neither events nor history rows (the demo itself has no participant without
 // history), one of them with an id long and non-ASCII enough for a hashed path segment.
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -28,7 +27,7 @@ import { participantRenderers } from '../src/render/routes/participants.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { writeManifest } from '../src/render/manifest.js';
 import { verifySnapshot } from '../src/render/verify.js';
-import { startCli, type CliResult } from './helpers/cli.js';
+import { startServe as startServeCli, type Served } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 import { oracleAnswer, snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
@@ -46,7 +45,7 @@ let out: string;
 let small: string;
 let nowMs: number;
 let baseUrl: string;
-let server: { url: string; child: ChildProcess; done: Promise<CliResult>; stderr: () => string } | null = null;
+let server: Served | null = null;
 /** Participants by what their events / history hold. */
 const P = { all: [] as string[], smpOnly: [] as string[], noEvents: [] as string[], withEvents: [] as string[], withHistory: [] as string[] };
 
@@ -65,26 +64,7 @@ function addSmpOnlyParticipants(file: Db): string[] {
 async function startServe(dir: string): Promise<NonNullable<typeof server>> {
   const config = path.join(tempDir('pages-config-'), 'config.json');
   fs.writeFileSync(config, '{}\n');
-  const { child, done } = startCli(['serve', '--config', config, '--out', dir, '--port', '0', '--rate-limit', 'off', '--access', 'open']);
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`serve did not start: ${err}`)), 30_000);
-    const onData = (): void => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        child.stderr!.off('data', onData);
-        ok(m[1]!);
-      }
-    };
-    child.stderr!.on('data', onData);
-    void done.then((r) => {
-      clearTimeout(timer);
-      fail(new Error(`serve exited ${r.code}: ${r.stderr}`));
-    });
-  });
-  return { url, child, done, stderr: () => err };
+  return startServeCli(['--config', config, '--out', dir, '--port', '0', '--rate-limit', 'off', '--access', 'open']);
 }
 
 beforeAll(async () => {

@@ -4,16 +4,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startCli, runCli, type CliResult } from './helpers/cli.js';
+import { runCli, startServe as startServeCli, type CliResult, type Served } from './helpers/cli.js';
 import { tempDir } from './helpers/feeds.js';
-import type { ChildProcess } from 'node:child_process';
-
-interface Served {
-  url: string;
-  child: ChildProcess;
-  done: Promise<CliResult>;
-  stderr: () => string;
-}
 
 const running: Served[] = [];
 afterAll(async () => {
@@ -39,21 +31,7 @@ function snapshotDir(): string {
 
 /** Starts `serve` and resolves once it prints the URL it listens on. */
 async function serve(args: string[]): Promise<Served> {
-  const { child, done } = startCli(['serve', '--port', '0', ...args]);
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const url = await new Promise<string>((ok, fail) => {
-    const onData = () => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
-      if (m) {
-        child.stderr!.off('data', onData);
-        ok(m[1]!);
-      }
-    };
-    child.stderr!.on('data', onData);
-    void done.then((r) => fail(new Error(`serve exited ${r.code}: ${r.stderr}`)));
-  });
-  const s = { url, child, done, stderr: () => err };
+  const s = await startServeCli(['--port', '0', ...args]);
   running.push(s);
   return s;
 }

@@ -23,3 +23,34 @@ export function startCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proc
 export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return startCli(args, opts).done;
 }
+
+export interface Served {
+  url: string;
+  child: ChildProcess;
+  done: Promise<CliResult>;
+  stderr: () => string;
+}
+
+/** Starts the built CLI's `serve` with `args` (add `--port 0`) and resolves once it prints the URL it listens on. */
+export async function startServe(args: string[], opts: { timeoutMs?: number } = {}): Promise<Served> {
+  const { child, done } = startCli(['serve', ...args]);
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const url = await new Promise<string>((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`serve did not start: ${err}`)), opts.timeoutMs ?? 30_000);
+    const onData = (): void => {
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        child.stderr!.off('data', onData);
+        ok(m[1]!);
+      }
+    };
+    child.stderr!.on('data', onData);
+    void done.then((r) => {
+      clearTimeout(timer);
+      fail(new Error(`serve exited ${r.code}: ${r.stderr}`));
+    });
+  });
+  return { url, child, done, stderr: () => err };
+}
