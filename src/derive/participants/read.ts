@@ -1,6 +1,7 @@
 // Readers of the participants and stats steps' tables. They return objects with exactly the spec's
 // field names in the spec's order, `T|null` keys always present, instants as isoTime(). Lists are
 // generators in their published order, each item with its keyset sort key; the API layer pages them.
+import { statement } from '../../db/statements.js';
 import type { Db } from '../../db/index.js';
 import { organisationFromSubject } from '../../feeds/ids.js';
 import type { EventType } from '../events.js';
@@ -119,7 +120,7 @@ function hasSeatIdentities(db: Db): boolean {
 
 function seatProvider(db: Db, seatId: string, subject: string | null): SeatProvider {
   if (hasSeatIdentities(db)) {
-    const r = db.prepare('SELECT name, verified, slug, country FROM seat_identities WHERE seat_id = ?').get(seatId) as
+    const r = statement(db, 'SELECT name, verified, slug, country FROM seat_identities WHERE seat_id = ?').get(seatId) as
       | { name: string | null; verified: number; slug: string | null; country: string | null }
       | undefined;
     if (r) return { slug: r.slug, name: r.name, country: r.country, verified: r.verified === 1 };
@@ -147,7 +148,7 @@ const isoOrNull = (ms: number | null): string | null => (ms === null ? null : is
 
 /** participants.id of a canonical participant id that has derived state, or null when unknown. */
 export function participantKey(db: Db, pid: string): number | null {
-  const r = db.prepare('SELECT l.participant_id FROM participants p JOIN participant_list l ON l.participant_id = p.id WHERE p.pid = ?').pluck().get(pid) as
+  const r = statement(db, 'SELECT l.participant_id FROM participants p JOIN participant_list l ON l.participant_id = p.id WHERE p.pid = ?').pluck().get(pid) as
     | number
     | undefined;
   return r ?? null;
@@ -175,12 +176,12 @@ interface ListDbRow {
 
 /** ParticipantView of a canonical participant id, or null when unknown. */
 export function participantView(db: Db, pid: string): ParticipantView | null {
-  const r = db.prepare('SELECT l.* FROM participants p JOIN participant_list l ON l.participant_id = p.id WHERE p.pid = ?').get(pid) as ListDbRow | undefined;
+  const r = statement(db, 'SELECT l.* FROM participants p JOIN participant_list l ON l.participant_id = p.id WHERE p.pid = ?').get(pid) as ListDbRow | undefined;
   if (!r) return null;
   const endpoints: ParticipantEndpointView[] = [];
   const seats: SeatRef[] = [];
   if (r.endpoint_set_id !== null) {
-    const json = db.prepare('SELECT endpoints FROM endpoint_sets WHERE id = ?').pluck().get(r.endpoint_set_id) as string;
+    const json = statement(db, 'SELECT endpoints FROM endpoint_sets WHERE id = ?').pluck().get(r.endpoint_set_id) as string;
     const set = parseEndpointSet(r.endpoint_set_id, json);
     const refs = new Map<string, SeatRef>();
     const refOf = (seat: string, subject: string | null): SeatRef => {
