@@ -19,7 +19,7 @@ import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RenderContext } from './context.js';
 import { writeManifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
-import { DirectorySink } from './sink.js';
+import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
@@ -110,21 +110,18 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   // Renderers read from one consistent database state.
   db.exec('BEGIN');
   let participants: number | null = null;
+  const routes: BuildSummary['routes'] = {};
+  const missing: string[] = [];
   let sink: DirectorySink;
   try {
     if (plan.mode === 'incremental') {
       participants = collectChangedParticipants(db, plan.since, upto, changedSeats(state.seats(), seatsNow));
       const units = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
-      state.retireUnits([0, ...units]);
+      state.retireUnits([BUILD_UNIT, ...units]);
     } else {
       state.forgetAll();
     }
     sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' && !plan.recovering ? state.retiredSha() : undefined });
-  } catch (e) {
-    db.exec('COMMIT');
-    throw e;
-  }
-  {
     const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody, progress, plan.mode === 'incremental' ? 'changed' : 'all');
     // The discovery documents depend on the configuration, not on the database.
     const { edge, render } = opts.config;
@@ -134,50 +131,47 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
         sink.put('openapi.json', jsonBody(openApiDocument({ baseUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations })), 'application/json', 'mutable'),
       'discovery.api_catalog': () => sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url)), 'application/linkset+json', 'mutable'),
     };
-    const routes: BuildSummary['routes'] = {};
-    const missing: string[] = [];
-    try {
-      for (const route of ROUTE_LIST) {
-        if (EDGE_ONLY.has(route.id)) continue;
-        const render = RENDERERS[route.id] ?? discovery[route.id];
-        if (!render) {
-          missing.push(route.id);
-          continue;
-        }
-        const r0 = performance.now();
-        progress(`render: ${route.id}`);
-        render(ctx);
-        routes[route.id] = { seconds: Math.round(performance.now() - r0) / 1000 };
+    for (const route of ROUTE_LIST) {
+      if (EDGE_ONLY.has(route.id)) continue;
+      const renderRoute = RENDERERS[route.id] ?? discovery[route.id];
+      if (!renderRoute) {
+        missing.push(route.id);
+        continue;
       }
-    } finally {
-      db.exec('COMMIT');
+      const r0 = performance.now();
+      progress(`render: ${route.id}`);
+      renderRoute(ctx);
+      routes[route.id] = { seconds: Math.round(performance.now() - r0) / 1000 };
     }
-    sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url, edge }), 'application/json', 'meta');
-    const manifest = writeManifest(sink, generatedAt);
-    // A full render, or one after an interrupted build, walks the directory (leftover temporary
-    // files); an incremental one removes exactly the retired files no unit wrote again.
-    const oldShards = state.replaceShards(manifest.shards.map((m) => m.path));
-    const removed = plan.mode === 'full' || plan.recovering ? removeStale(opts.outDir, sink) : state.removeRetired(oldShards);
-    sink.close();
-    const manifestSha = createHash('sha256').update(fs.readFileSync(path.join(opts.outDir, 'manifest.json'))).digest('hex');
-    state.commit({ dbId, upto, fingerprint, manifestSha, seats: seatsNow });
-    // The change rows this build rendered are no longer needed (src/derive/changes.ts).
-    consumeChanges(db, upto);
-    return {
-      generated_at: generatedAt,
-      derive: a.derive,
-      pruned_probe_rows: a.pruned,
-      render: { mode: plan.mode, reason: plan.reason, participants },
-      routes,
-      missing_routes: missing,
-      files: manifest.files,
-      written: sink.stats.written,
-      written_by_class: sink.stats.written_by_class,
-      removed,
-      bytes: manifest.bytes,
-      seconds: Math.round(performance.now() - a.t0) / 1000,
-    };
+  } finally {
+    db.exec('COMMIT');
   }
+  const { edge, render } = opts.config;
+  sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url, edge }), 'application/json', 'meta');
+  const manifest = writeManifest(sink, generatedAt);
+  // A full render, or one after an interrupted build, walks the directory (leftover temporary
+  // files); an incremental one removes exactly the retired files no unit wrote again.
+  const oldShards = state.replaceShards(manifest.shards.map((m) => m.path));
+  const removed = plan.mode === 'full' || plan.recovering ? removeStale(opts.outDir, sink) : state.removeRetired(oldShards);
+  sink.close();
+  const manifestSha = createHash('sha256').update(fs.readFileSync(path.join(opts.outDir, 'manifest.json'))).digest('hex');
+  state.commit({ dbId, upto, fingerprint, manifestSha, seats: seatsNow });
+  // The change rows this build rendered are no longer needed (src/derive/changes.ts).
+  consumeChanges(db, upto);
+  return {
+    generated_at: generatedAt,
+    derive: a.derive,
+    pruned_probe_rows: a.pruned,
+    render: { mode: plan.mode, reason: plan.reason, participants },
+    routes,
+    missing_routes: missing,
+    files: manifest.files,
+    written: sink.stats.written,
+    written_by_class: sink.stats.written_by_class,
+    removed,
+    bytes: manifest.bytes,
+    seconds: Math.round(performance.now() - a.t0) / 1000,
+  };
 }
 
 /** Deletes files under outDir that this build neither listed nor wrote (earlier chunks, shards, temp files). */

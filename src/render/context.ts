@@ -57,7 +57,6 @@ export class RenderContext {
           this.sink.unit = r.participant_id;
           fn(r);
         }
-        this.sink.unit = BUILD_UNIT;
         last = rows[rows.length - 1]!.participant_id;
       }
     } finally {

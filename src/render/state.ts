@@ -139,7 +139,7 @@ export class RenderState {
    * sha256), whose paths no unit writes again are removed from the directory at the end.
    */
   retireUnits(units: Iterable<number>): void {
-    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS retired (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID');
+    this.ensureRetired();
     const keep = this.db.prepare('INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM files WHERE unit = ?');
     const del = this.db.prepare('DELETE FROM files WHERE unit = ?');
     for (const u of units) {
@@ -150,7 +150,7 @@ export class RenderState {
 
   /** The sha256 a retired file had (a mutable file with the same hash need not be read or written). */
   retiredSha(): (rel: string) => string | undefined {
-    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS retired (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID');
+    this.ensureRetired();
     const q = this.db.prepare('SELECT sha256 FROM temp.retired WHERE path = ?').pluck();
     return (rel) => q.get(rel) as string | undefined;
   }
@@ -213,6 +213,10 @@ export class RenderState {
   close(): void {
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
     this.db.close();
+  }
+
+  private ensureRetired(): void {
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS retired (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID');
   }
 
   private setInfo(key: string, value: string): void {
