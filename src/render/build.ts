@@ -112,6 +112,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   let participants: number | null = null;
   const routes: BuildSummary['routes'] = {};
   const missing: string[] = [];
+  const { edge, render } = opts.config;
   let sink: DirectorySink;
   try {
     if (plan.mode === 'incremental') {
@@ -124,7 +125,6 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' && !plan.recovering ? state.retiredSha() : undefined });
     const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody, progress, plan.mode === 'incremental' ? 'changed' : 'all');
     // The discovery documents depend on the configuration, not on the database.
-    const { edge, render } = opts.config;
     const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
     const discovery: Record<string, () => void> = {
       'discovery.openapi': () =>
@@ -146,7 +146,6 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   } finally {
     db.exec('COMMIT');
   }
-  const { edge, render } = opts.config;
   sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url, edge }), 'application/json', 'meta');
   const manifest = writeManifest(sink, generatedAt);
   // A full render, or one after an interrupted build, walks the directory (leftover temporary
