@@ -75,7 +75,8 @@ program
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else {
       const r = summary.render;
-      const how = r.mode === 'full' ? `full render: ${r.reason}` : `incremental render: ${r.participants ?? 0} participants changed`;
+      const lists = r.lists === null ? '' : r.lists.mode === 'patched' ? `, ${r.lists.lists} participant lists patched` : ', participant lists written in full';
+      const how = r.mode === 'full' ? `full render: ${r.reason}` : `incremental render: ${r.participants ?? 0} participants changed${lists}`;
       process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; ${how}; generated_at ${summary.generated_at}\n`);
       if (summary.missing_routes.length > 0) process.stderr.write(`build: routes without a renderer: ${summary.missing_routes.join(', ')}\n`);
     }

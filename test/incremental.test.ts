@@ -115,9 +115,21 @@ describe('incremental build', () => {
       expect(inc.render.participants, label).toBeLessThan(full.files);
       expect(inc.written, label).toBeLessThan(full.written);
       if (i === 0) expect(inc.render.participants, label).toBe(0);
+      // The participant lists were patched in place, not written again.
+      expect(inc.render.lists?.mode, label).toBe('patched');
+      if (inc.render.participants! > 0) expect(inc.render.lists!.lists, label).toBeGreaterThan(0);
       if (c.label.startsWith('a mass SMP migration')) expect(inc.render.participants, label).toBeGreaterThanOrEqual(120);
     }
     expect(seen).toHaveLength(CYCLES.length);
+    // An incremental build with more changed participants than it patches writes the lists in full
+    // (a mass migration): the same tree again.
+    const lastMs = Date.parse(CYCLES[CYCLES.length - 1]!.from) + (picks[CYCLES.length - 1]! + 4) * 15 * MINUTE;
+    await advance(lastMs);
+    const written = runBuild({ config, dbPath, outDir: out, nowMs: lastMs, listPatchLimit: -1 });
+    expect(written.render.mode).toBe('incremental');
+    expect(written.render.lists?.mode).toBe('written');
+    fullBuildInto(fresh, lastMs);
+    expectSameTree(out, fresh, 'lists written in full by an incremental build');
   }, 900_000);
 
   it('a build killed at a random moment, then built again, gives the tree of a full build', async () => {
@@ -152,6 +164,7 @@ describe('incremental build', () => {
     // And the build after that is incremental again.
     const next = runBuild({ config, dbPath, outDir: out, nowMs });
     expect(next.render.mode).toBe('incremental');
+    expect(next.render.lists?.mode).toBe('patched');
     expect(next.written).toBe(0);
   }, 600_000);
 });

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints, compareKeys, type Direction, type SortKey } from '../src/api/keys.js';
 import { ListWriter, type FileSink } from '../src/render/lists.js';
+import { patchList, type PatchOp } from '../src/render/list-patch.js';
 import { composePage, ListReader } from '../src/edge/list-reader.js';
 import { facetCount, LIST_FORMAT, LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../src/edge/list-format.js';
 
@@ -280,5 +281,115 @@ describe('lists with an inline head', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Lists patched in place (src/render/list-patch.ts): removing, replacing and inserting items in the
+// previous build's list gives byte for byte the list a full write of the new items gives, and reads
+// only the chunks around the changes.
+
+interface PatchCase {
+  items: Item[];
+  maxItems: number;
+  maxBytes: number;
+  minItems: number | null;
+  entryCounts: boolean;
+  /** Per item: 0 keep, 1 remove, 2 replace (new note and status). */
+  fate: number[];
+  added: Item[];
+}
+
+const patchCaseArb: fc.Arbitrary<PatchCase> = fc
+  .record({
+    items: fc.integer({ min: 0, max: 600 }).chain((n) => itemsArbOf(n, n)),
+    maxItems: fc.integer({ min: 1, max: 30 }),
+    maxBytes: fc.integer({ min: 150, max: 3000 }),
+    minItems: fc.option(fc.integer({ min: 1, max: 12 })),
+    entryCounts: fc.boolean(),
+    few: fc.boolean(),
+    added: itemsArbOf(0, 30),
+    seed: fc.integer(),
+  })
+  .map((r) => {
+    // Few changes (the cycle's case) or many.
+    let x = r.seed >>> 0;
+    const rnd = (): number => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8) / (1 << 24);
+    const p = r.few ? 0.01 : 0.2;
+    const fate = r.items.map(() => (rnd() < p ? (rnd() < 0.5 ? 1 : 2) : 0));
+    const have = new Set(r.items.map((i) => `${i.t}|${i.id}`));
+    return { ...r, fate, added: (r.few ? r.added.slice(0, 3) : r.added).filter((i) => !have.has(`${i.t}|${i.id}`)) };
+  });
+
+describe('lists patched in place', () => {
+  const optsOf = (c: PatchCase) => ({
+    dirs: DIRS,
+    maxItems: c.maxItems,
+    maxBytes: c.maxBytes,
+    facetFields: ['status'],
+    entryCounts: c.entryCounts,
+    ...(c.minItems === null ? {} : { minItems: c.minItems }),
+  });
+  const writeItems = (c: PatchCase, items: readonly Item[]): { sink: MemSink; root: ListRoot } => {
+    const sink = new MemSink();
+    const w = new ListWriter(sink, optsOf(c));
+    for (const i of items) w.add(i, keyOf(i), { status: [i.status] });
+    return { sink, root: w.finish('i/test.json') };
+  };
+  const decode = (b: Uint8Array): unknown => JSON.parse(new TextDecoder().decode(b));
+
+  it('equals a full write of the new items, file for file, and reads only around the changes', () => {
+    let fewReads = 0;
+    let fewChunks = 0;
+    fc.assert(
+      fc.property(patchCaseArb, (c) => {
+        const before = writeItems(c, c.items);
+        const next: Item[] = [];
+        const ops: PatchOp[] = [];
+        c.items.forEach((i, n) => {
+          const key = keyOf(i);
+          if (c.fate[n] === 1) ops.push({ key, keyJson: JSON.stringify(key) });
+          else if (c.fate[n] === 2) {
+            const r: Item = { ...i, note: `${i.note}*`, status: i.status === 'open' ? 'closed' : 'open' };
+            next.push(r);
+            ops.push({ key, keyJson: JSON.stringify(key), json: JSON.stringify(r), facets: { status: [r.status] } });
+          } else next.push(i);
+        });
+        for (const a of c.added) {
+          next.push(a);
+          ops.push({ key: keyOf(a), keyJson: JSON.stringify(keyOf(a)), json: JSON.stringify(a), facets: { status: [a.status] } });
+        }
+        next.sort((x, y) => compareKeys(keyOf(x), keyOf(y), DIRS));
+        ops.sort((x, y) => compareKeys(x.key, y.key, DIRS));
+        const full = writeItems(c, next);
+
+        const sink = new MemSink();
+        for (const [p, b] of before.sink.files) sink.files.set(p, b);
+        const held = new Set(before.sink.files.keys());
+        const r = patchList({
+          root: before.root,
+          read: (p) => decode(before.sink.files.get(p)!),
+          ops,
+          opts: optsOf(c),
+          sink,
+          facetsOf: (item) => ({ status: [(item as Item).status] }),
+          holds: (p) => held.has(p),
+        });
+        expect(r.root).toEqual(full.root);
+        expect(JSON.stringify(r.root)).toBe(JSON.stringify(full.root));
+        const fullPaths = [...full.sink.files.keys()].filter((p) => p.startsWith('c/')).sort();
+        expect([...new Set(r.paths)].sort()).toEqual(fullPaths);
+        for (const p of fullPaths) expect(sink.files.get(p)).toEqual(full.sink.files.get(p));
+        const chunks = chunkEntries(before.sink, before.root).length;
+        expect(r.reads).toBeLessThanOrEqual(chunks);
+        if (c.fate.filter((f) => f !== 0).length + c.added.length <= 2 && chunks >= 20) {
+          fewReads += r.reads;
+          fewChunks += chunks;
+        }
+      }),
+      { numRuns: 300 },
+    );
+    // A change or two reads a few chunks, not the list.
+    if (fewChunks > 0) expect(fewReads / fewChunks).toBeLessThan(0.25);
   });
 });

@@ -16,7 +16,7 @@ import { openDb } from '../db/index.js';
 import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
-import { RenderContext } from './context.js';
+import { RenderContext, type ListsReport } from './context.js';
 import { writeManifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
@@ -35,6 +35,11 @@ export interface BuildOptions {
   nowMs: number;
   /** Render every file, whatever the previous build left (`build --full`). */
   full?: boolean;
+  /**
+   * Most changed participants for which an incremental build patches the participant lists in place
+   * (more: it writes them in full; -1 always does). Default: src/render/routes/participant-lists.ts. For tests.
+   */
+  listPatchLimit?: number;
   progress?: (message: string) => void;
 }
 
@@ -43,7 +48,7 @@ export interface BuildSummary {
   derive: DeriveSummary;
   pruned_probe_rows: number;
   /** Full or incremental render, why, and how many participants' own files were rendered. */
-  render: { mode: RenderPlan['mode']; reason: string; participants: number | null };
+  render: { mode: RenderPlan['mode']; reason: string; participants: number | null; lists: ListsReport | null };
   routes: Record<string, { seconds: number }>;
   /** Routes of the route table without a renderer yet (their requests cannot be answered). */
   missing_routes: string[];
@@ -110,6 +115,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   // Renderers read from one consistent database state.
   db.exec('BEGIN');
   let participants: number | null = null;
+  let lists: ListsReport | null = null;
   const routes: BuildSummary['routes'] = {};
   const missing: string[] = [];
   const { edge, render } = opts.config;
@@ -123,7 +129,12 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
       state.forgetAll();
     }
     sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' && !plan.recovering ? state.retiredSha() : undefined });
-    const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody, progress, plan.mode === 'incremental' ? 'changed' : 'all');
+    const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody,
+      progress,
+      plan.mode === 'incremental' ? 'changed' : 'all',
+      // A killed build may have rewritten list roots on disk: write the lists in full then.
+      state.listStore(plan.mode === 'incremental' && !plan.recovering, opts.listPatchLimit),
+    );
     // The discovery documents depend on the configuration, not on the database.
     const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
     const discovery: Record<string, () => void> = {
@@ -143,6 +154,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
       renderRoute(ctx);
       routes[route.id] = { seconds: Math.round(performance.now() - r0) / 1000 };
     }
+    lists = ctx.listsReport;
   } finally {
     db.exec('COMMIT');
   }
@@ -161,7 +173,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     generated_at: generatedAt,
     derive: a.derive,
     pruned_probe_rows: a.pruned,
-    render: { mode: plan.mode, reason: plan.reason, participants },
+    render: { mode: plan.mode, reason: plan.reason, participants, lists },
     routes,
     missing_routes: missing,
     files: manifest.files,

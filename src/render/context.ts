@@ -2,7 +2,7 @@
 import type { Direction } from '../api/keys.js';
 import { exactFilePath, listRootPath } from '../api/paths.js';
 import type { Db } from '../db/index.js';
-import { ListWriter, type ListWriterOptions } from './lists.js';
+import { ListWriter, type FileSink, type ListWriterOptions } from './lists.js';
 import { BUILD_UNIT, type DirectorySink } from './sink.js';
 
 export interface RenderOptions {
@@ -20,7 +20,43 @@ export interface ParticipantUnit {
 
 const UNIT_BATCH = 2000;
 
+/**
+ * The lists kept from build to build and patched in place (src/render/list-patch.ts), each a render
+ * unit of its own: the state of the output directory (src/render/state.ts).
+ */
+export interface ListStore {
+  /** Whether the previous build's lists are on disk as the state records them (else write in full). */
+  readonly patchable: boolean;
+  /** Most changed participants whose lists are patched (more: written in full); default by share. */
+  readonly patchLimit?: number;
+  /** The unit of a list (by root path), allocated for a new one. */
+  unit(root: string): number;
+  /** Whether the previous build (or this one) wrote the list. */
+  has(root: string): boolean;
+  /** The files the unit holds (root, chunks, index nodes). */
+  paths(unit: number): Set<string>;
+  /** The unit no longer holds these files (they are removed at the end unless another unit holds them). */
+  retire(unit: number, paths: Iterable<string>): void;
+  /** Forgets a list: all its files are retired. */
+  drop(root: string): void;
+  /** Root paths of the kept lists starting with `prefix`. */
+  roots(prefix: string): string[];
+}
+
+/** How the participant lists were rendered (BuildSummary.render.lists). */
+export interface ListsReport {
+  /** Patched in place (incremental) or written in full. */
+  mode: 'patched' | 'written';
+  /** Lists patched or written. */
+  lists: number;
+  /** Chunks of the previous build read to patch them. */
+  chunks_read: number;
+}
+
 export class RenderContext {
+  /** Set by the participant lists' renderer. */
+  listsReport: ListsReport | null = null;
+
   constructor(
     readonly db: Db,
     readonly nowMs: number,
@@ -34,7 +70,24 @@ export class RenderContext {
      * `temp.render_participants` (an incremental build, src/render/state.ts).
      */
     readonly participants: 'all' | 'changed' = 'all',
+    /** The lists kept from build to build (none: every list is the build's, unit 0). */
+    readonly lists?: ListStore,
   ) {}
+
+  /** A sink that records every file it puts under `unit`. */
+  unitSink(unit: number): FileSink {
+    return {
+      put: (rel, body, contentType, cacheClass) => {
+        const was = this.sink.unit;
+        this.sink.unit = unit;
+        try {
+          this.sink.put(rel, body, contentType, cacheClass);
+        } finally {
+          this.sink.unit = was;
+        }
+      },
+    };
+  }
 
   /**
    * Calls `fn` for each participant whose own files (detail, first events and history pages, their
@@ -79,9 +132,17 @@ export class RenderContext {
     dirs: Direction[],
     facetFields?: readonly string[],
     layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head'> = {},
-  ): { add: ListWriter['add']; finish: () => void } {
-    const w = new ListWriter(this.sink, { dirs, maxItems: this.opts.chunkMaxItems, maxBytes: this.opts.chunkMaxBytes, facetFields, ...layout });
+    /** Keep the list from build to build (a unit of its own in `lists`), to patch it in place later. */
+    kept = false,
+  ): { add: ListWriter['add']; addPending: ListWriter['addPending']; finish: () => void } {
     const root = listRootPath(routeId, partition);
-    return { add: w.add.bind(w), finish: () => void w.finish(root) };
+    const sink = kept && this.lists ? this.unitSink(this.lists.unit(root)) : this.sink;
+    const w = new ListWriter(sink, this.listOptions(dirs, facetFields, layout));
+    return { add: w.add.bind(w), addPending: w.addPending.bind(w), finish: () => void w.finish(root) };
+  }
+
+  /** A list's writer options: the configured chunk budget and the list's layout. */
+  listOptions(dirs: Direction[], facetFields?: readonly string[], layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head'> = {}): ListWriterOptions {
+    return { dirs, maxItems: this.opts.chunkMaxItems, maxBytes: this.opts.chunkMaxBytes, facetFields, ...layout };
   }
 }

@@ -7,6 +7,10 @@
 // once the chunk holds at least a quarter of the byte budget (or `minBytes`, or `minItems` items, where
 // the list sets it), and always before it would exceed `maxItems` or `maxBytes`.
 //
+// Index nodes are grouped content-defined too (an entry ends a node when a hash of its last key says so,
+// once the node holds INDEX_NODE_MIN entries; always at INDEX_FANOUT), so that a list patched in place
+// (src/render/list-patch.ts) rewrites only the nodes above the chunks it changed.
+//
 // A list with a `head` (docs/snapshot-format.md, "Head") is held in memory and chunked from its end
 // (the oldest item) by the same rules; its first items stay inline in the root.
 import { createHash } from 'node:crypto';
@@ -68,7 +72,7 @@ export function contentPath(body: Uint8Array): string {
   return `c/${h.slice(0, 2)}/${h.slice(2, 40)}.json`;
 }
 
-function fnv1a(s: string): number {
+export function fnv1a(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
@@ -77,7 +81,7 @@ function fnv1a(s: string): number {
   return h >>> 0;
 }
 
-function addCounts(into: FacetCounts, from: FacetCounts): void {
+export function addCounts(into: FacetCounts, from: FacetCounts): void {
   for (const [f, m] of Object.entries(from)) {
     const t = (into[f] ??= {});
     for (const [v, n] of Object.entries(m)) t[v] = (t[v] ?? 0) + n;
@@ -85,7 +89,7 @@ function addCounts(into: FacetCounts, from: FacetCounts): void {
 }
 
 /** Sorts a facet-count map's values so equal content gives equal bytes. */
-function sortedCounts(c: FacetCounts): FacetCounts {
+export function sortedCounts(c: FacetCounts): FacetCounts {
   const out: FacetCounts = {};
   for (const f of Object.keys(c).sort()) {
     const m = c[f]!;
@@ -95,7 +99,7 @@ function sortedCounts(c: FacetCounts): FacetCounts {
 }
 
 /** One item as written: its key, both as JSON, the bytes it adds to a chunk, its facet values. */
-interface Pending {
+export interface Pending {
   key: SortKey;
   keyJson: string;
   json: string;
@@ -104,11 +108,122 @@ interface Pending {
   facets: Record<string, readonly string[]> | undefined;
 }
 
-interface Cut {
+/** An item ready to be chunked, from its JSON and its key. */
+export function pendingOf(json: string, key: SortKey, facets?: Record<string, readonly string[]>): Pending {
+  const keyJson = JSON.stringify(key);
+  return { key, keyJson, json, size: json.length + keyJson.length + 2, boundary: fnv1a(keyJson) % BOUNDARY_MODULUS === 0, facets };
+}
+
+export interface Cut {
   /** Whether the filled chunk may end after this item (content-defined). */
   full: (items: number, bytes: number) => boolean;
   maxItems: number;
   maxBytes: number;
+}
+
+/** The cut rules of a list's options. */
+export function cutOf(opts: Pick<ListWriterOptions, 'maxItems' | 'maxBytes' | 'minItems' | 'minBytes'>): Cut {
+  const full =
+    opts.minItems === undefined
+      ? (_items: number, bytes: number): boolean => bytes >= (opts.minBytes ?? opts.maxBytes / 4)
+      : (items: number): boolean => items >= opts.minItems!;
+  return { full, maxItems: opts.maxItems, maxBytes: opts.maxBytes };
+}
+
+/**
+ * Front-to-back chunking: items go in in list order, each finished chunk comes out through `emit`. A
+ * chunk ends before an item that would exceed maxItems or maxBytes, and after an item whose key hash is
+ * a boundary once the chunk is full enough (Cut.full). State is only the unfinished chunk.
+ */
+export class Cutter {
+  pending: Pending[] = [];
+  private bytes = 0;
+  constructor(
+    private readonly cut: Cut,
+    private readonly emit: (items: Pending[]) => void,
+  ) {}
+
+  add(p: Pending): void {
+    const n = this.pending.length;
+    if (n > 0 && (n >= this.cut.maxItems || this.bytes + p.size > this.cut.maxBytes)) this.flush();
+    this.pending.push(p);
+    this.bytes += p.size;
+    if (p.boundary && this.cut.full(this.pending.length, this.bytes)) this.flush();
+  }
+
+  /** Ends the unfinished chunk (the list's end). */
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const items = this.pending;
+    this.pending = [];
+    this.bytes = 0;
+    this.emit(items);
+  }
+
+  /** Forgets the unfinished chunk. */
+  reset(): void {
+    this.pending = [];
+    this.bytes = 0;
+  }
+
+  /**
+   * Whether a chunk that ends with `last` (a key, as JSON) and holds `items` items ended by content: its
+   * end then depends on its own items only, not on the item after it. False when the rule needs the
+   * chunk's bytes (lists cut by bytes), which an index entry does not record.
+   */
+  static endsByContent(opts: Pick<ListWriterOptions, 'minItems'>, lastKeyJson: string, items: number): boolean {
+    return opts.minItems !== undefined && items >= opts.minItems && fnv1a(lastKeyJson) % BOUNDARY_MODULUS === 0;
+  }
+}
+
+/** An index node ends after an entry whose key hash (other bits than a chunk's) is 0 modulo this... */
+const INDEX_BOUNDARY_MODULUS = 64;
+/** ... once it holds this many entries (and always at INDEX_FANOUT). */
+export const INDEX_NODE_MIN = 32;
+
+function indexBoundary(e: IndexEntry): boolean {
+  // Bits 24-29 of the hash: a chunk's last key is often a chunk boundary (its low bits are 0).
+  return ((fnv1a(JSON.stringify(e.last)) >>> 24) & (INDEX_BOUNDARY_MODULUS - 1)) === 0;
+}
+
+/**
+ * Builds the inner nodes above level-0 entries, level by level, until a level fits in a root
+ * (INDEX_FANOUT entries). Nodes are content-defined (see the file comment); `put` receives each node's
+ * path and bytes (content-addressed). Returns the root's level and entries.
+ */
+export function buildIndex(
+  level0: IndexEntry[],
+  facets: { fields?: readonly string[]; entryCounts?: boolean },
+  put: (path: string, body: Uint8Array) => void,
+): { level: number; entries: IndexEntry[] } {
+  let level = 0;
+  let entries = level0;
+  while (entries.length > INDEX_FANOUT) {
+    const up: IndexEntry[] = [];
+    let group: IndexEntry[] = [];
+    const close = (): void => {
+      const node: IndexNode = { level, entries: group };
+      const body = enc.encode(JSON.stringify(node));
+      const path = contentPath(body);
+      put(path, body);
+      const e: IndexEntry = { first: group[0]!.first, last: group[group.length - 1]!.last, count: group.reduce((n, g) => n + g.count, 0), path };
+      if (facets.fields && facets.entryCounts !== false) {
+        const c: FacetCounts = {};
+        for (const g of group) if (g.counts) addCounts(c, g.counts);
+        e.counts = sortedCounts(c);
+      }
+      up.push(e);
+      group = [];
+    };
+    for (const e of entries) {
+      group.push(e);
+      if (group.length >= INDEX_FANOUT || (group.length >= INDEX_NODE_MIN && indexBoundary(e))) close();
+    }
+    if (group.length > 0) close();
+    entries = up;
+    level++;
+  }
+  return { level, entries };
 }
 
 /**
@@ -139,10 +254,37 @@ function startsFromEnd(items: readonly Pending[], lo: number, hi: number, cut: C
   return starts;
 }
 
+/** Item counts per declared facet value of some items. */
+export function countsOf(items: readonly Pending[], fields: readonly string[]): FacetCounts {
+  const c: FacetCounts = {};
+  for (const p of items) {
+    if (!p.facets) continue;
+    for (const f of fields) {
+      const m = (c[f] ??= {});
+      for (const v of new Set(p.facets[f] ?? [])) m[v] = (m[v] ?? 0) + 1;
+    }
+  }
+  return c;
+}
+
+/** Writes one chunk of `items`; returns its index entry and its facet counts (with facet fields). */
+export function writeChunk(sink: FileSink, items: readonly Pending[], opts: Pick<ListWriterOptions, 'facetFields' | 'entryCounts'>): { entry: IndexEntry; counts?: FacetCounts } {
+  const body = enc.encode(`{"keys":[${items.map((p) => p.keyJson).join(',')}],"items":[${items.map((p) => p.json).join(',')}]}`);
+  const path = contentPath(body);
+  sink.put(path, body, 'application/json', 'immutable');
+  const entry: IndexEntry = { first: items[0]!.key, last: items[items.length - 1]!.key, count: items.length, path };
+  if (!opts.facetFields) return { entry };
+  const counts = countsOf(items, opts.facetFields);
+  if (opts.entryCounts !== false) entry.counts = sortedCounts(counts);
+  return { entry, counts };
+}
+
 export class ListWriter {
-  /** The chunk being filled (streaming), or every item (with a head). */
+  /** Every item (with a head). */
   private pending: Pending[] = [];
-  private bytes = 0;
+  private readonly cut: Cut;
+  /** Front-to-back chunking (without a head). */
+  private readonly cutter: Cutter;
   private readonly level0: IndexEntry[] = [];
   private readonly total: FacetCounts = {};
   private count = 0;
@@ -150,62 +292,30 @@ export class ListWriter {
   constructor(
     private readonly sink: FileSink,
     private readonly opts: ListWriterOptions,
-  ) {}
+  ) {
+    this.cut = cutOf(opts);
+    this.cutter = new Cutter(this.cut, (items) => this.level0.push(this.chunk(items)));
+  }
 
-  /** Whether a chunk of `items` items and `bytes` bytes may end at a content-defined boundary. */
-  private full = (items: number, bytes: number): boolean =>
-    this.opts.minItems === undefined ? bytes >= (this.opts.minBytes ?? this.opts.maxBytes / 4) : items >= this.opts.minItems;
+  private readonly full = (items: number, bytes: number): boolean => this.cut.full(items, bytes);
 
   /** Appends the next item (in list order). `facets` gives the item's value(s) per declared facet field. */
   add(item: unknown, key: SortKey, facets?: Record<string, readonly string[]>): void {
-    const json = JSON.stringify(item);
-    const keyJson = JSON.stringify(key);
-    const size = json.length + keyJson.length + 2;
-    const p: Pending = { key, keyJson, json, size, boundary: fnv1a(keyJson) % BOUNDARY_MODULUS === 0, facets };
+    this.addPending(pendingOf(JSON.stringify(item), key, facets));
+  }
+
+  /** Appends the next item, already as JSON. */
+  addPending(p: Pending): void {
     this.count++;
-    if (this.opts.head) {
-      this.pending.push(p);
-      return;
-    }
-    const n = this.pending.length;
-    if (n > 0 && (n >= this.opts.maxItems || this.bytes + size > this.opts.maxBytes)) this.flush();
-    this.pending.push(p);
-    this.bytes += size;
-    if (p.boundary && this.full(this.pending.length, this.bytes)) this.flush();
+    if (this.opts.head) this.pending.push(p);
+    else this.cutter.add(p);
   }
 
-  /** Item counts per declared facet value of some items. */
-  private countsOf(items: readonly Pending[]): FacetCounts {
-    const c: FacetCounts = {};
-    for (const p of items) {
-      if (!p.facets) continue;
-      for (const f of this.opts.facetFields ?? []) {
-        const m = (c[f] ??= {});
-        for (const v of new Set(p.facets[f] ?? [])) m[v] = (m[v] ?? 0) + 1;
-      }
-    }
-    return c;
-  }
-
-  /** Writes one chunk of `items` and returns its index entry. */
+  /** Writes one chunk of `items` and returns its index entry (the list totals take its counts). */
   private chunk(items: readonly Pending[]): IndexEntry {
-    const body = enc.encode(`{"keys":[${items.map((p) => p.keyJson).join(',')}],"items":[${items.map((p) => p.json).join(',')}]}`);
-    const path = contentPath(body);
-    this.sink.put(path, body, 'application/json', 'immutable');
-    const entry: IndexEntry = { first: items[0]!.key, last: items[items.length - 1]!.key, count: items.length, path };
-    if (this.opts.facetFields) {
-      const c = this.countsOf(items);
-      if (this.opts.entryCounts !== false) entry.counts = sortedCounts(c);
-      addCounts(this.total, c);
-    }
-    return entry;
-  }
-
-  private flush(): void {
-    if (this.pending.length === 0) return;
-    this.level0.push(this.chunk(this.pending));
-    this.pending = [];
-    this.bytes = 0;
+    const c = writeChunk(this.sink, items, this.opts);
+    if (c.counts) addCounts(this.total, c.counts);
+    return c.entry;
   }
 
   /**
@@ -227,7 +337,7 @@ export class ListWriter {
     const items = all.slice(0, headEnd);
     const h: HeadChunk = { keys: items.map((p) => p.key), items: items.map((p) => JSON.parse(p.json) as unknown) };
     if (this.opts.facetFields) {
-      const c = this.countsOf(items);
+      const c = countsOf(items, this.opts.facetFields);
       if (this.opts.entryCounts !== false) h.counts = sortedCounts(c);
       addCounts(this.total, c);
     }
@@ -238,28 +348,10 @@ export class ListWriter {
   /** Writes the remaining chunk, the inner index nodes and the root at `rootPath`; returns the root. */
   finish(rootPath: string): ListRoot {
     const head = this.opts.head ? this.splitHead(this.opts.head) : undefined;
-    this.flush();
-    let level = 0;
-    let entries = this.level0;
-    while (entries.length > INDEX_FANOUT) {
-      const up: IndexEntry[] = [];
-      for (let i = 0; i < entries.length; i += INDEX_FANOUT) {
-        const group = entries.slice(i, i + INDEX_FANOUT);
-        const node: IndexNode = { level, entries: group };
-        const body = enc.encode(JSON.stringify(node));
-        const path = contentPath(body);
-        this.sink.put(path, body, 'application/json', 'immutable');
-        const e: IndexEntry = { first: group[0]!.first, last: group[group.length - 1]!.last, count: group.reduce((n, g) => n + g.count, 0), path };
-        if (this.opts.facetFields && this.opts.entryCounts !== false) {
-          const c: FacetCounts = {};
-          for (const g of group) if (g.counts) addCounts(c, g.counts);
-          e.counts = sortedCounts(c);
-        }
-        up.push(e);
-      }
-      entries = up;
-      level++;
-    }
+    this.cutter.flush();
+    const { level, entries } = buildIndex(this.level0, { fields: this.opts.facetFields, entryCounts: this.opts.entryCounts }, (path, body) =>
+      this.sink.put(path, body, 'application/json', 'immutable'),
+    );
     const root: ListRoot = { format: head ? LIST_FORMAT_HEAD : LIST_FORMAT, dirs: this.opts.dirs, count: this.count, level, entries };
     if (this.opts.facetFields) root.counts = sortedCounts(this.total);
     if (head) root.head = head;

@@ -4,6 +4,8 @@
 // - `files`: every file of the snapshot (the manifest) with the render unit that wrote it: unit 0 for
 //   the files every build renders again, a participant's id for its own files (detail, first events and
 //   history pages, its event and history lists). A content-addressed path may belong to several units.
+// - `lists`: the lists patched in place from build to build (the participant lists), each with a render
+//   unit of its own (negative) for its root, chunks and index nodes (src/render/list-patch.ts).
 // - `seats`: the seat identities the participant files were rendered with (a change re-renders the
 //   participants whose endpoints name the seat).
 // - `info`: the database's id, its derive watermark (`upto`), a fingerprint of the code and the
@@ -24,6 +26,7 @@ import type { Db } from '../db/index.js';
 import { getMeta, setMeta } from '../db/index.js';
 import { changesFrom } from '../derive/changes.js';
 import { parseEndpointSet } from '../derive/participants/endpoints.js';
+import type { ListStore } from './context.js';
 import { FILES_DDL } from './sink.js';
 
 /** Bumped when the meaning of the state changes (forces one full render). */
@@ -99,6 +102,7 @@ export class RenderState {
       CREATE INDEX IF NOT EXISTS files_unit ON files (unit);
       CREATE TABLE IF NOT EXISTS seats (seat_id TEXT PRIMARY KEY, identity TEXT NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS shards (path TEXT PRIMARY KEY) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS lists (root TEXT PRIMARY KEY, unit INTEGER NOT NULL UNIQUE) WITHOUT ROWID;
     `);
     for (const r of this.db.prepare('SELECT key, value FROM info').all() as Array<{ key: string; value: string }>) this.info.set(r.key, r.value);
     this.interrupted = this.info.get('in_progress') === '1';
@@ -131,7 +135,47 @@ export class RenderState {
 
   /** A full render: forget every file (the directory walk removes what this build does not write). */
   forgetAll(): void {
-    this.db.exec('DELETE FROM files; DELETE FROM seats');
+    this.db.exec('DELETE FROM files; DELETE FROM seats; DELETE FROM lists');
+  }
+
+  /** The lists of this directory kept from build to build, by root path (src/render/context.ts ListStore). */
+  listStore(patchable: boolean, patchLimit?: number): ListStore {
+    this.ensureRetired();
+    const unitOf = this.db.prepare('SELECT unit FROM lists WHERE root = ?').pluck();
+    const insert = this.db.prepare('INSERT INTO lists (root, unit) VALUES (?, ?)');
+    const paths = this.db.prepare('SELECT path FROM files WHERE unit = ?').pluck();
+    const keep = this.db.prepare('INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM files WHERE unit = ? AND path = ?');
+    const del = this.db.prepare('DELETE FROM files WHERE unit = ? AND path = ?');
+    const roots = this.db.prepare("SELECT root FROM lists WHERE substr(root, 1, length(?)) = ? ORDER BY root").pluck();
+    const drop = this.db.prepare('DELETE FROM lists WHERE root = ?');
+    let next: number | undefined;
+    const store: ListStore = {
+      patchable,
+      patchLimit,
+      unit: (root) => {
+        const u = unitOf.get(root) as number | undefined;
+        if (u !== undefined) return u;
+        next ??= Math.min(0, (this.db.prepare('SELECT min(unit) FROM lists').pluck().get() as number | null) ?? 0) - 1;
+        insert.run(root, next);
+        return next--;
+      },
+      has: (root) => unitOf.get(root) !== undefined,
+      paths: (unit) => new Set(paths.all(unit) as string[]),
+      retire: (unit, rels) => {
+        for (const rel of rels) {
+          keep.run(unit, rel);
+          del.run(unit, rel);
+        }
+      },
+      drop: (root) => {
+        const u = unitOf.get(root) as number | undefined;
+        if (u === undefined) return;
+        this.retireUnits([u]);
+        drop.run(root);
+      },
+      roots: (prefix) => roots.all(prefix, prefix) as string[],
+    };
+    return store;
   }
 
   /**
@@ -266,6 +310,8 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
     const ins = db.prepare('INSERT INTO temp.render_sets (id) VALUES (?)');
     for (const id of sets) ins.run(id);
     db.exec('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE endpoint_set_id IN (SELECT id FROM temp.render_sets)');
+    // The list items show the serving seat's curated name (ap_provider).
+    for (const s of seats) db.prepare('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE ap_seat_id = ?').run(s);
     db.exec('DROP TABLE temp.render_sets');
   }
   return db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;

@@ -54,110 +54,13 @@ import { orderOf, ROUTES, sortKeyOf } from '../../api/routes.js';
 import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
 import { participantEvents, participantHistory } from '../../derive/participants/read.js';
 import type { RenderContext } from '../context.js';
+import { renderParticipantsList } from './participant-lists.js';
 
 export interface ParticipantRenderOptions {
   /** A participant's events or history are also written as a list when they hold more items than this. */
   perParticipantListMin: number;
 }
 const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAULT };
-
-const BATCH = 2000;
-
-/** Participants in participant_id order, in batches (no statement stays open while the caller works). */
-type BatchRow = { participant_id: number; pid: string; name: string | null; first_seen_at: number };
-function* participantBatches(ctx: RenderContext, extra = ''): Generator<BatchRow[]> {
-  const q = ctx.db.prepare(`SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? ${extra} ORDER BY participant_id LIMIT ${BATCH}`);
-  let last = -Infinity;
-  for (;;) {
-    const rows = q.all(last) as BatchRow[];
-    if (rows.length === 0) return;
-    yield rows;
-    last = rows[rows.length - 1]!.participant_id;
-  }
-}
-
-function facetsOf(item: ParticipantListItem): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const f of MAIN_FACET_FIELDS) out[f] = facetValues(item, f);
-  return out;
-}
-
-/**
- * Writes one list in the default order per group of a row stream ordered by group, then by the default
- * order (posting lists of a facet value, trigram lists).
- */
-function writeDefaultOrderLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], seatNames: ReadonlyMap<string, string>): void {
-  const dflt = listOrder(DEFAULT_SORT);
-  let current: string | null = null;
-  let w: ReturnType<RenderContext['list']> | null = null;
-  for (const r of rows) {
-    if (r.group !== current) {
-      w?.finish();
-      current = r.group;
-      w = ctx.list(LIST_ROUTE, partitionOf(current), dirsOf(dflt), undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
-    }
-    const item = listItemOf(r, seatNames);
-    w!.add(storeParticipant(item), listKey(dflt, item));
-  }
-  w?.finish();
-}
-
-export function renderParticipantsList(ctx: RenderContext): void {
-  const { db } = ctx;
-  const seatNames = curatedSeatNames(db);
-  const body = participantsList(db, { sort: DEFAULT_SORT, limit: LIMIT_DEFAULT }, ctx.nowMs);
-  if (body.status !== 200) throw new Error('participants.list: default page is not 200');
-  ctx.exact(['v1', 'participants'], body.body);
-
-  // The six main lists.
-  for (const sort of PARTICIPANT_SORTS) {
-    const order = listOrder(sort);
-    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirsOf(order), MAIN_FACET_FIELDS, { minItems: LIST_CHUNK_MIN_ITEMS, entryCounts: false });
-    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
-      const item = listItemOf(r, seatNames);
-      w.add(storeParticipant(item), listKey(order, item), facetsOf(item));
-    }
-    w.finish();
-  }
-
-  // Posting lists per facet value, default order.
-  const dflt = listOrder(DEFAULT_SORT);
-  const col: Record<(typeof POSTING_DIMENSIONS)[number], string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id' };
-  for (const dim of POSTING_DIMENSIONS) {
-    // Values in descending order too, so the whole ORDER BY is the backward scan of the index
-    // (dim, first_seen_at, pid): no sort.
-    const sql = `SELECT ${col[dim]} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${col[dim]} IS NOT NULL ORDER BY ${col[dim]} DESC, ${orderSql(dflt)}`;
-    writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v), seatNames);
-  }
-
-  // The identifier index: [value, id] ascending (rule 1 of the participant list).
-  {
-    const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS, undefined, { minItems: LIST_CHUNK_MIN_ITEMS });
-    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY value, pid`).iterate() as IterableIterator<ListRow>) {
-      w.add(storeParticipant(listItemOf(r, seatNames)), [r.value, r.pid]);
-    }
-    w.finish();
-  }
-
-  // Trigram posting lists of folded names (rule 2), in the default order (a name search walks the
-  // rarest one): the (trigram, participant) pairs go into a plain temporary table (appends), and one
-  // index built afterwards (SQLite's external sort) gives them in list order; nothing
-  // participant-sized is held in memory (the temporary database is on disk while rendering).
-  db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL)');
-  try {
-    const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
-    const insertBatch = db.transaction((rows: BatchRow[]) => {
-      for (const r of rows) for (const t of trigramsOf(foldName(r.name!))) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
-    });
-    for (const rows of participantBatches(ctx, 'AND name IS NOT NULL')) insertBatch(rows);
-    db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
-    const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
-    const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
-    writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, seatNames);
-  } finally {
-    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
-  }
-}
 
 export function renderParticipantsDetail(ctx: RenderContext): void {
   ctx.forEachParticipant((r) => ctx.exact(['v1', 'participants', r.pid], viewOf(ctx.db, r.pid)));

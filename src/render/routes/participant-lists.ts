@@ -1,0 +1,337 @@
+// The lists of `/v1/participants` (docs/snapshot-format.md "Participants"): the six main orders (list
+// totals of country, scheme, registered, provenance in the root), posting lists per country / scheme /
+// smp / ap value and one per name trigram in the default order, and the identifier index
+// ([value, id]); chunks of at least LIST_CHUNK_MIN_ITEMS items. Plus the list's first page at default
+// parameters (an exact file, every build).
+//
+// Every list is kept from build to build (a render unit of its own, src/render/state.ts). A full build
+// writes them all, streaming (nothing participant-sized in memory). An incremental build patches them
+// in place (docs/incremental.md "Lists patched in place"): for each participant the change set names,
+// its item as the previous build stored it (read from the identifier index) and as it is now give the
+// keys to remove and the items to put in each list it was or is in; src/render/list-patch.ts rewrites
+// only the chunks around those keys.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Direction, SortKey } from '../../api/keys.js';
+import { compareKeys } from '../../api/keys.js';
+import { LIMIT_DEFAULT } from '../../api/params.js';
+import {
+  DEFAULT_SORT,
+  dirsOf,
+  expandParticipant,
+  facetValues,
+  foldName,
+  ID_INDEX_DIRS,
+  ID_INDEX_PARTITION,
+  LIST_CHUNK_MIN_ITEMS,
+  LIST_ROUTE,
+  listKey,
+  listOrder,
+  MAIN_FACET_FIELDS,
+  mainPartition,
+  POSTING_DIMENSIONS,
+  postingPartition,
+  storeParticipant,
+  trigramPartition,
+  trigramsOf,
+  type PostingDimension,
+  type StoredParticipant,
+} from '../../api/participants-shared.js';
+import { listRootPath } from '../../api/paths.js';
+import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/query/participants.js';
+import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
+import type { Chunk, ListRoot } from '../../edge/list-format.js';
+import type { RenderContext } from '../context.js';
+import { level0Of, patchList, type PatchOp } from '../list-patch.js';
+import { pendingOf, type ListWriterOptions } from '../lists.js';
+
+/** Root paths of every participant list start with this. */
+const LISTS_PREFIX = listRootPath(LIST_ROUTE, ['x']).slice(0, -'x.json'.length);
+
+/**
+ * An incremental build patches the lists when at most this share of the participants changed (and at
+ * least PATCH_MIN may always be patched); more (a mass migration) writes them in full, which then
+ * costs less than reading most chunks one by one.
+ */
+const PATCH_SHARE_MAX = 1 / 16;
+const PATCH_MIN = 5_000;
+
+const BATCH = 2000;
+
+type Layout = Pick<ListWriterOptions, 'minItems' | 'entryCounts'>;
+const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
+const MAIN_LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS, entryCounts: false };
+
+/** The column behind each posting dimension (its value is the item's, see postingValue). */
+const POSTING_COLUMN: Record<PostingDimension, string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id' };
+function postingValue(item: ParticipantListItem, dim: PostingDimension): string | null {
+  return dim === 'country' ? item.country : dim === 'scheme' ? item.scheme : dim === 'smp' ? item.smp : item.ap_seat_id;
+}
+
+function facetsOf(item: ParticipantListItem): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const f of MAIN_FACET_FIELDS) out[f] = facetValues(item, f);
+  return out;
+}
+
+export function renderParticipantsList(ctx: RenderContext): void {
+  const { db } = ctx;
+  const seatNames = curatedSeatNames(db);
+  const body = participantsList(db, { sort: DEFAULT_SORT, limit: LIMIT_DEFAULT }, ctx.nowMs);
+  if (body.status !== 200) throw new Error('participants.list: default page is not 200');
+  ctx.exact(['v1', 'participants'], body.body);
+  if (ctx.participants === 'changed' && ctx.lists?.patchable && patchLists(ctx, seatNames)) return;
+  // A full write. In an incremental build the lists kept so far go first (their files are retired;
+  // those written again stay).
+  for (const root of ctx.lists?.roots(LISTS_PREFIX) ?? []) ctx.lists!.drop(root);
+  ctx.listsReport = { mode: 'written', lists: writeLists(ctx, seatNames), chunks_read: 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Full write
+
+/** Participants with a name in participant_id order, in batches (no statement stays open while the caller works). */
+type NameRow = { participant_id: number; pid: string; name: string; first_seen_at: number };
+function* namedParticipants(ctx: RenderContext): Generator<NameRow[]> {
+  const q = ctx.db.prepare(`SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? AND name IS NOT NULL ORDER BY participant_id LIMIT ${BATCH}`);
+  let last = -Infinity;
+  for (;;) {
+    const rows = q.all(last) as NameRow[];
+    if (rows.length === 0) return;
+    yield rows;
+    last = rows[rows.length - 1]!.participant_id;
+  }
+}
+
+/**
+ * Writes one list in the default order per group of a row stream ordered by group, then by the default
+ * order (posting lists of a facet value, trigram lists).
+ */
+function writeDefaultOrderLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], seatNames: ReadonlyMap<string, string>): number {
+  const dflt = listOrder(DEFAULT_SORT);
+  let current: string | null = null;
+  let w: ReturnType<RenderContext['list']> | null = null;
+  let n = 0;
+  for (const r of rows) {
+    if (r.group !== current) {
+      w?.finish();
+      n++;
+      current = r.group;
+      w = ctx.list(LIST_ROUTE, partitionOf(current), dirsOf(dflt), undefined, LAYOUT, true);
+    }
+    const item = listItemOf(r, seatNames);
+    w!.add(storeParticipant(item), listKey(dflt, item));
+  }
+  w?.finish();
+  return n;
+}
+
+/** Writes every list; returns how many. */
+function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>): number {
+  const { db } = ctx;
+  let lists = PARTICIPANT_SORTS.length + 1;
+  // The six main lists.
+  for (const sort of PARTICIPANT_SORTS) {
+    const order = listOrder(sort);
+    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirsOf(order), MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
+    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
+      const item = listItemOf(r, seatNames);
+      w.add(storeParticipant(item), listKey(order, item), facetsOf(item));
+    }
+    w.finish();
+  }
+
+  // Posting lists per facet value, default order.
+  const dflt = listOrder(DEFAULT_SORT);
+  for (const dim of POSTING_DIMENSIONS) {
+    const col = POSTING_COLUMN[dim];
+    // Values in descending order too, so the whole ORDER BY is the backward scan of the index
+    // (dim, first_seen_at, pid): no sort.
+    const sql = `SELECT ${col} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${col} IS NOT NULL ORDER BY ${col} DESC, ${orderSql(dflt)}`;
+    lists += writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v), seatNames);
+  }
+
+  // The identifier index: [value, id] ascending (rule 1 of the participant list).
+  {
+    const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS, undefined, LAYOUT, true);
+    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY value, pid`).iterate() as IterableIterator<ListRow>) {
+      w.add(storeParticipant(listItemOf(r, seatNames)), [r.value, r.pid]);
+    }
+    w.finish();
+  }
+
+  // Trigram posting lists of folded names (rule 2), in the default order (a name search walks the
+  // rarest one): the (trigram, participant) pairs go into a plain temporary table (appends), and one
+  // index built afterwards (SQLite's external sort) gives them in list order; nothing
+  // participant-sized is held in memory (the temporary database is on disk while rendering).
+  db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL)');
+  try {
+    const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
+    const insertBatch = db.transaction((rows: NameRow[]) => {
+      for (const r of rows) for (const t of trigramsOf(foldName(r.name))) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
+    });
+    for (const rows of namedParticipants(ctx)) insertBatch(rows);
+    db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
+    const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
+    const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
+    lists += writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, seatNames);
+  } finally {
+    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
+  }
+  return lists;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Patch in place
+
+/** The changes of one list. */
+interface ListChanges {
+  partition: string[];
+  dirs: Direction[];
+  facetFields?: readonly string[];
+  layout: Layout;
+  /** Kept when empty (the main lists and the identifier index always exist). */
+  always: boolean;
+  ops: Map<string, PatchOp>;
+}
+
+type ChangedRow = { id_pid: string; id_value: string; present: number | null } & { [K in keyof ListRow]: ListRow[K] | null };
+
+/**
+ * Patches every list in place; false (nothing written) when a full write is the better way: too many
+ * changes, or no lists kept from the previous build.
+ */
+function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>): boolean {
+  const { db } = ctx;
+  const store = ctx.lists!;
+  const idRoot = listRootPath(LIST_ROUTE, ID_INDEX_PARTITION);
+  if (!store.has(idRoot)) return false;
+  const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
+  const changed = db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;
+  if (changed > (store.patchLimit ?? Math.max(PATCH_MIN, total * PATCH_SHARE_MAX))) return false;
+
+  const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
+  const rows = db
+    .prepare(
+      `SELECT p.pid AS id_pid, p.value AS id_value, l.participant_id AS present, ${cols}
+       FROM temp.render_participants u JOIN participants p ON p.id = u.participant_id
+       LEFT JOIN participant_list l ON l.participant_id = u.participant_id`,
+    )
+    .all() as ChangedRow[];
+  const readFile = (rel: string): unknown => JSON.parse(fs.readFileSync(path.join(ctx.sink.outDir, rel), 'utf8'));
+  const before = storedItems(rows.map((r) => [r.id_value, r.id_pid]), readFile(idRoot) as ListRoot, readFile);
+
+  const lists = new Map<string, ListChanges>();
+  const changesOf = (partition: string[], dirs: Direction[], kind: 'main' | 'ids' | 'posting'): ListChanges => {
+    const root = listRootPath(LIST_ROUTE, partition);
+    let c = lists.get(root);
+    if (c === undefined) {
+      c = { partition, dirs, layout: kind === 'main' ? MAIN_LAYOUT : LAYOUT, always: kind !== 'posting', ops: new Map() };
+      if (kind === 'main') c.facetFields = MAIN_FACET_FIELDS;
+      lists.set(root, c);
+    }
+    return c;
+  };
+  const dflt = listOrder(DEFAULT_SORT);
+  const dfltDirs = dirsOf(dflt);
+  /** Every list an item is in, with its key there. */
+  const placesOf = (item: ParticipantListItem): Array<{ list: ListChanges; key: SortKey; facets?: Record<string, string[]> }> => {
+    const out: Array<{ list: ListChanges; key: SortKey; facets?: Record<string, string[]> }> = [];
+    const facets = facetsOf(item);
+    for (const sort of PARTICIPANT_SORTS) {
+      const order = listOrder(sort);
+      out.push({ list: changesOf(mainPartition(sort), dirsOf(order), 'main'), key: listKey(order, item), facets });
+    }
+    const key = listKey(dflt, item);
+    for (const dim of POSTING_DIMENSIONS) {
+      const v = postingValue(item, dim);
+      if (v !== null) out.push({ list: changesOf(postingPartition(dim, v), dfltDirs, 'posting'), key });
+    }
+    out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids'), key: [item.value, item.id] });
+    if (item.name !== null) for (const t of trigramsOf(foldName(item.name))) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting'), key });
+    return out;
+  };
+  for (const r of rows) {
+    const was = before.get(r.id_pid);
+    // A participant still listed has every column of its list row (the LEFT JOIN matched).
+    const now = r.present === null ? undefined : storeParticipant(listItemOf(r as ListRow, seatNames));
+    const nowJson = now === undefined ? undefined : JSON.stringify(now);
+    if (was?.json === nowJson) continue;
+    if (was !== undefined) {
+      for (const p of placesOf(expandParticipant(was.item))) {
+        const keyJson = JSON.stringify(p.key);
+        p.list.ops.set(keyJson, { key: p.key, keyJson });
+      }
+    }
+    if (now !== undefined) {
+      for (const p of placesOf(expandParticipant(now))) {
+        const keyJson = JSON.stringify(p.key);
+        p.list.ops.set(keyJson, { key: p.key, keyJson, json: nowJson, facets: p.facets });
+      }
+    }
+  }
+
+  let reads = 0;
+  for (const [root, c] of lists) {
+    const ops = [...c.ops.values()].sort((a, b) => compareKeys(a.key, b.key, c.dirs));
+    const opts = ctx.listOptions(c.dirs, c.facetFields, c.layout);
+    if (!store.has(root)) {
+      // A list the previous build did not have (a new country, trigram, ...).
+      const puts = ops.filter((o) => o.json !== undefined);
+      if (puts.length === 0) continue;
+      const w = ctx.list(LIST_ROUTE, c.partition, c.dirs, c.facetFields, c.layout, true);
+      for (const o of puts) w.addPending(pendingOf(o.json!, o.key, o.facets));
+      w.finish();
+      continue;
+    }
+    const unit = store.unit(root);
+    const held = store.paths(unit);
+    const r = patchList({
+      root: readFile(root) as ListRoot,
+      read: readFile,
+      ops,
+      opts,
+      sink: ctx.unitSink(unit),
+      facetsOf: (stored) => facetsOf(expandParticipant(stored as StoredParticipant)),
+      holds: (p) => held.has(p),
+    });
+    reads += r.reads;
+    if (r.root.count === 0 && !c.always) {
+      store.drop(root);
+      continue;
+    }
+    ctx.unitSink(unit).put(root, new TextEncoder().encode(JSON.stringify(r.root)), 'application/json', 'mutable');
+    const keep = new Set(r.paths);
+    keep.add(root);
+    store.retire(unit, [...held].filter((p) => !keep.has(p)));
+  }
+  ctx.listsReport = { mode: 'patched', lists: lists.size, chunks_read: reads };
+  return true;
+}
+
+/**
+ * The items the previous build stored for some participants (by id), read from its identifier index:
+ * the chunks holding their keys, each read once.
+ */
+function storedItems(keys: Array<[value: string, id: string]>, root: ListRoot, read: (rel: string) => unknown): Map<string, { item: StoredParticipant; json: string }> {
+  const out = new Map<string, { item: StoredParticipant; json: string }>();
+  const sorted = keys.map((k): SortKey => k).sort((a, b) => compareKeys(a, b, ID_INDEX_DIRS));
+  const entries = level0Of(root, read);
+  let e = 0;
+  let chunk: { path: string; keys: Map<string, number>; items: unknown[] } = { path: '', keys: new Map(), items: [] };
+  for (const key of sorted) {
+    while (e < entries.length && compareKeys(entries[e]!.last, key, ID_INDEX_DIRS) < 0) e++;
+    if (e === entries.length) break;
+    const entry = entries[e]!;
+    if (compareKeys(key, entry.first, ID_INDEX_DIRS) < 0) continue;
+    if (chunk.path !== entry.path) {
+      const c = read(entry.path) as Chunk;
+      chunk = { path: entry.path, keys: new Map(c.keys.map((k, i) => [JSON.stringify(k), i])), items: c.items };
+    }
+    const at = chunk.keys.get(JSON.stringify(key));
+    if (at === undefined) continue;
+    const item = chunk.items[at] as StoredParticipant;
+    out.set(item[0], { item, json: JSON.stringify(item) });
+  }
+  return out;
+}
