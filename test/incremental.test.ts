@@ -115,7 +115,9 @@ describe('incremental build', () => {
       expect(inc.render.participants, label).toBeLessThan(full.files);
       expect(inc.written, label).toBeLessThan(full.written);
       if (i === 0) expect(inc.render.participants, label).toBe(0);
-      // The participant lists were patched in place, not written again.
+      // The manifest and the participant lists were patched in place, not written again.
+      expect(inc.manifest.mode, label).toBe('patched');
+      expect(inc.manifest.shards_cut, label).toBeLessThan(inc.manifest.shards);
       expect(inc.render.lists?.mode, label).toBe('patched');
       if (inc.render.participants! > 0) expect(inc.render.lists!.lists, label).toBeGreaterThan(0);
       if (c.label.startsWith('a mass SMP migration')) expect(inc.render.participants, label).toBeGreaterThanOrEqual(120);

@@ -17,7 +17,7 @@ import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RenderContext, type ListsReport } from './context.js';
-import { writeManifest } from './manifest.js';
+import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
@@ -49,6 +49,8 @@ export interface BuildSummary {
   pruned_probe_rows: number;
   /** Full or incremental render, why, and how many participants' own files were rendered. */
   render: { mode: RenderPlan['mode']; reason: string; participants: number | null; lists: ListsReport | null };
+  /** The manifest: its shards, and how many were cut again (all of them when written in full). */
+  manifest: { mode: 'patched' | 'written'; shards: number; shards_cut: number };
   routes: Record<string, { seconds: number }>;
   /** Routes of the route table without a renderer yet (their requests cannot be answered). */
   missing_routes: string[];
@@ -159,10 +161,12 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     db.exec('COMMIT');
   }
   sink.put(SNAPSHOT_INFO_PATH, jsonBody({ generated_at: generatedAt, base_url: render.base_url, edge }), 'application/json', 'meta');
-  const manifest = writeManifest(sink, generatedAt);
+  // An incremental build keeps the earlier manifest's shards whose files did not change.
+  const patched = plan.mode === 'incremental' && !plan.recovering ? patchManifest(sink, state.db, generatedAt, readManifest(opts.outDir), state.shardBytes()) : null;
+  const { manifest, shardBytes } = patched ?? writeManifest(sink, generatedAt);
   // A full render, or one after an interrupted build, walks the directory (leftover temporary
   // files); an incremental one removes exactly the retired files no unit wrote again.
-  const oldShards = state.replaceShards(manifest.shards.map((m) => m.path));
+  const oldShards = state.replaceShards(shardBytes);
   const removed = plan.mode === 'full' || plan.recovering ? removeStale(opts.outDir, sink) : state.removeRetired(oldShards);
   sink.close();
   const manifestSha = createHash('sha256').update(fs.readFileSync(path.join(opts.outDir, 'manifest.json'))).digest('hex');
@@ -174,6 +178,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     derive: a.derive,
     pruned_probe_rows: a.pruned,
     render: { mode: plan.mode, reason: plan.reason, participants, lists },
+    manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
     routes,
     missing_routes: missing,
     files: manifest.files,
@@ -183,6 +188,11 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     bytes: manifest.bytes,
     seconds: Math.round(performance.now() - a.t0) / 1000,
   };
+}
+
+/** The manifest.json an earlier build wrote (the plan checked its hash). */
+function readManifest(outDir: string): Manifest {
+  return JSON.parse(fs.readFileSync(path.join(outDir, 'manifest.json'), 'utf8')) as Manifest;
 }
 
 /** Deletes files under outDir that this build neither listed nor wrote (earlier chunks, shards, temp files). */

@@ -6,6 +6,7 @@
 // list. Shard boundaries are content-defined (after a path whose hash is 0 modulo 1024, or at 8,192
 // entries), so one changed file changes one shard and the publish diff reads only changed shards.
 import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
 import type { DirectorySink, ManifestEntry } from './sink.js';
 
 export const MANIFEST_FORMAT = 'peppol-snapshot/manifest@1';
@@ -37,33 +38,103 @@ function fnv1a(s: string): number {
   return h >>> 0;
 }
 
-/** Writes the shards and manifest.json through the sink; returns the manifest. */
-export function writeManifest(sink: DirectorySink, generatedAt: string): Manifest {
-  const shards: ManifestShard[] = [];
-  let files = 0;
-  let bytes = 0;
-  let lines: string[] = [];
-  let first = '';
-  let last = '';
-  const close = (): void => {
-    if (lines.length === 0) return;
-    const body = Buffer.from(`${lines.join('\n')}\n`);
+/** Cuts a path-ordered stream of entries into shards and writes each (content-addressed). */
+class ShardWriter {
+  readonly shards: ManifestShard[] = [];
+  /** Bytes of the files each shard lists, by shard path. */
+  readonly shardBytes = new Map<string, number>();
+  private lines: string[] = [];
+  private first = '';
+  private last = '';
+  private bytes = 0;
+
+  constructor(private readonly sink: DirectorySink) {}
+
+  get pending(): boolean {
+    return this.lines.length > 0;
+  }
+
+  add(e: ManifestEntry): void {
+    if (this.lines.length === 0) this.first = e.path;
+    this.lines.push(JSON.stringify({ path: e.path, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, cache_class: e.cache_class }));
+    this.last = e.path;
+    this.bytes += e.bytes;
+    // A shard's end depends on its own entries only (never on the entry after it).
+    if (this.lines.length >= SHARD_MAX || fnv1a(e.path) % 1024 === 0) this.close();
+  }
+
+  /** Takes over a shard of the earlier manifest as it is. */
+  keep(shard: ManifestShard, bytes: number): void {
+    this.shards.push(shard);
+    this.shardBytes.set(shard.path, bytes);
+  }
+
+  close(): void {
+    if (this.lines.length === 0) return;
+    const body = Buffer.from(`${this.lines.join('\n')}\n`);
     const sha = createHash('sha256').update(body).digest('hex');
     const path = `m/${sha.slice(0, 2)}/${sha.slice(2, 40)}.ndjson`;
-    sink.write(path, body, 'immutable');
-    shards.push({ path, sha256: sha, files: lines.length, first, last });
-    lines = [];
-  };
-  for (const e of sink.manifest() as Iterable<ManifestEntry>) {
-    if (lines.length === 0) first = e.path;
-    lines.push(JSON.stringify({ path: e.path, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, cache_class: e.cache_class }));
-    last = e.path;
-    files++;
-    bytes += e.bytes;
-    if (lines.length >= SHARD_MAX || fnv1a(e.path) % 1024 === 0) close();
+    this.sink.write(path, body, 'immutable');
+    this.shards.push({ path, sha256: sha, files: this.lines.length, first: this.first, last: this.last });
+    this.shardBytes.set(path, this.bytes);
+    this.lines = [];
+    this.bytes = 0;
   }
-  close();
-  const manifest: Manifest = { generated_at: generatedAt, format: MANIFEST_FORMAT, files, bytes, shards };
-  sink.write('manifest.json', Buffer.from(`${JSON.stringify(manifest)}\n`), 'meta');
-  return manifest;
+
+  /** Writes manifest.json; returns the manifest and the bytes of each shard's files. */
+  finish(generatedAt: string): { manifest: Manifest; shardBytes: Map<string, number> } {
+    this.close();
+    let files = 0;
+    let bytes = 0;
+    for (const s of this.shards) {
+      files += s.files;
+      bytes += this.shardBytes.get(s.path)!;
+    }
+    const manifest: Manifest = { generated_at: generatedAt, format: MANIFEST_FORMAT, files, bytes, shards: this.shards };
+    this.sink.write('manifest.json', Buffer.from(`${JSON.stringify(manifest)}\n`), 'meta');
+    return { manifest, shardBytes: this.shardBytes };
+  }
+}
+
+/** Writes the shards and manifest.json through the sink from every entry; returns the manifest. */
+export function writeManifest(sink: DirectorySink, generatedAt: string): { manifest: Manifest; shardBytes: Map<string, number> } {
+  const w = new ShardWriter(sink);
+  for (const e of sink.manifest()) w.add(e);
+  return w.finish(generatedAt);
+}
+
+/**
+ * Writes the manifest of an incremental build from the earlier one: a shard of the earlier manifest
+ * whose path range holds no touched path (`temp.touched` of the sink's store: files put with another
+ * hash, new files, and the files this build removes) is kept as it is; the others are cut again from
+ * the `files` table, continuing into the next shards until a cut meets an earlier one (shard ends are
+ * content-defined). The result equals writeManifest's. `earlierBytes`: bytes of each earlier shard's
+ * files (the state's `shards`); null when one is unknown (then write it whole).
+ */
+export function patchManifest(
+  sink: DirectorySink,
+  db: Database.Database,
+  generatedAt: string,
+  earlier: Manifest,
+  earlierBytes: ReadonlyMap<string, number>,
+): { manifest: Manifest; shardBytes: Map<string, number>; shardsCut: number } | null {
+  if (earlier.shards.some((s) => !earlierBytes.has(s.path))) return null;
+  db.exec('INSERT OR IGNORE INTO temp.touched (path) SELECT path FROM temp.retired r WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.path = r.path)');
+  const touched = db.prepare('SELECT 1 FROM temp.touched WHERE path > ? AND path <= ? LIMIT 1').pluck();
+  const range = db.prepare('SELECT path, sha256, bytes, content_type, cache_class FROM files WHERE path > ? AND path <= ? GROUP BY path ORDER BY path');
+  const tailTouched = db.prepare('SELECT 1 FROM temp.touched WHERE path > ? LIMIT 1').pluck();
+  const tail = db.prepare('SELECT path, sha256, bytes, content_type, cache_class FROM files WHERE path > ? GROUP BY path ORDER BY path');
+  const w = new ShardWriter(sink);
+  let cut = 0;
+  let lo = ''; // paths are never empty
+  for (const s of earlier.shards) {
+    if (!w.pending && touched.get(lo, s.last) === undefined) w.keep(s, earlierBytes.get(s.path)!);
+    else {
+      cut++;
+      for (const e of range.iterate(lo, s.last) as IterableIterator<ManifestEntry>) w.add(e);
+    }
+    lo = s.last;
+  }
+  if (w.pending || tailTouched.get(lo) !== undefined) for (const e of tail.iterate(lo) as IterableIterator<ManifestEntry>) w.add(e);
+  return { ...w.finish(generatedAt), shardsCut: cut };
 }

@@ -36,7 +36,11 @@ export interface SinkStats {
 /** Where the sink records its files: a database with the state's `files` table, in a transaction. */
 export interface SinkStore {
   db: Database.Database;
-  /** The hash a file had at the earlier build, when it can be trusted (incremental builds). */
+  /**
+   * The hash a file had at the earlier build, when it can be trusted (incremental builds). With it the
+   * sink also records the paths whose entry may differ from the earlier manifest in `temp.touched`
+   * (src/render/manifest.ts patchManifest).
+   */
   previousSha?: (rel: string) => string | undefined;
 }
 
@@ -59,6 +63,7 @@ export class DirectorySink implements FileSink {
   private readonly insert: Database.Statement;
   private readonly hasPath: Database.Statement;
   private readonly previousSha: ((rel: string) => string | undefined) | undefined;
+  private readonly touch: Database.Statement | undefined;
   private readonly madeDirs = new Set<string>();
   /** Files written outside the manifest (the manifest and its shards). */
   private readonly unlisted = new Set<string>();
@@ -83,6 +88,10 @@ export class DirectorySink implements FileSink {
     }
     this.previousSha = store?.previousSha;
     this.insert = this.entries.prepare('INSERT OR REPLACE INTO files (path, unit, sha256, bytes, content_type, cache_class) VALUES (?, ?, ?, ?, ?, ?)');
+    if (this.previousSha) {
+      this.entries.exec('CREATE TEMP TABLE IF NOT EXISTS touched (path TEXT PRIMARY KEY) WITHOUT ROWID; DELETE FROM temp.touched');
+      this.touch = this.entries.prepare('INSERT OR IGNORE INTO temp.touched (path) VALUES (?)');
+    }
     this.hasPath = this.entries.prepare('SELECT 1 FROM files WHERE path = ? LIMIT 1');
   }
 
@@ -91,7 +100,13 @@ export class DirectorySink implements FileSink {
     this.insert.run(rel, this.unit, sha, body.length, contentType, cacheClass);
     this.stats.files++;
     this.stats.bytes += body.length;
-    if (cacheClass !== 'immutable' && this.previousSha?.(rel) === sha) return;
+    if (this.previousSha !== undefined) {
+      // A file put again with its earlier hash leaves its manifest entry as it was. (A file of a unit
+      // that was not retired, e.g. a new chunk of a list patched in place, may be new: touched.)
+      const was = this.previousSha(rel);
+      if (was !== sha) this.touch!.run(rel);
+      else if (cacheClass !== 'immutable') return;
+    }
     this.write(rel, body, cacheClass, true);
   }
 

@@ -30,7 +30,7 @@ import type { ListStore } from './context.js';
 import { FILES_DDL } from './sink.js';
 
 /** Bumped when the meaning of the state changes (forces one full render). */
-const STATE_VERSION = 1;
+const STATE_VERSION = 2;
 
 
 export type RenderPlan =
@@ -96,14 +96,20 @@ export class RenderState {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma(`cache_size = ${-64 * 1024}`);
+    // A state file of another version is started over (its fingerprint differs too: a full render).
+    const version = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'info'").get() === undefined ? null : (this.db.prepare("SELECT value FROM info WHERE key = 'state_version'").pluck().get() as string | undefined);
+    if (version !== null && version !== String(STATE_VERSION)) {
+      for (const t of this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]) this.db.exec(`DROP TABLE "${t}"`);
+    }
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
       ${FILES_DDL};
       CREATE INDEX IF NOT EXISTS files_unit ON files (unit);
       CREATE TABLE IF NOT EXISTS seats (seat_id TEXT PRIMARY KEY, identity TEXT NOT NULL) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS shards (path TEXT PRIMARY KEY) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS shards (path TEXT PRIMARY KEY, bytes INTEGER NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS lists (root TEXT PRIMARY KEY, unit INTEGER NOT NULL UNIQUE) WITHOUT ROWID;
     `);
+    this.db.prepare("INSERT OR REPLACE INTO info (key, value) VALUES ('state_version', ?)").run(String(STATE_VERSION));
     for (const r of this.db.prepare('SELECT key, value FROM info').all() as Array<{ key: string; value: string }>) this.info.set(r.key, r.value);
     this.interrupted = this.info.get('in_progress') === '1';
   }
@@ -200,16 +206,20 @@ export class RenderState {
   }
 
   /**
-   * Records this build's manifest shards; returns the earlier build's shards it no longer has (the
-   * manifest lists neither, so only the state knows them).
+   * Records this build's manifest shards (path -> bytes of the files it lists); returns the earlier
+   * build's shards it no longer has (the manifest lists neither, so only the state knows them).
    */
-  replaceShards(paths: readonly string[]): string[] {
+  replaceShards(shards: ReadonlyMap<string, number>): string[] {
     const old = this.db.prepare('SELECT path FROM shards').pluck().all() as string[];
-    const now = new Set(paths);
     this.db.exec('DELETE FROM shards');
-    const ins = this.db.prepare('INSERT OR IGNORE INTO shards (path) VALUES (?)');
-    for (const p of paths) ins.run(p);
-    return old.filter((p) => !now.has(p));
+    const ins = this.db.prepare('INSERT OR IGNORE INTO shards (path, bytes) VALUES (?, ?)');
+    for (const [p, b] of shards) ins.run(p, b);
+    return old.filter((p) => !shards.has(p));
+  }
+
+  /** Bytes of the files each of the earlier build's manifest shards lists. */
+  shardBytes(): Map<string, number> {
+    return new Map((this.db.prepare('SELECT path, bytes FROM shards').all() as Array<{ path: string; bytes: number }>).map((r) => [r.path, r.bytes]));
   }
 
   /** Deletes the retired files no unit wrote again, and `extra` paths; returns how many. */
