@@ -3,7 +3,7 @@
 // clock on by --step-minutes, generates and ingests the new segments and builds again (incremental),
 // and finally one `build --full` of the same state for comparison. Every phase runs the real CLI in
 // a child process; its wall time and peak RSS (VmHWM, polled from /proc) are reported with the
-// build's own summary (render mode, participants rendered, files written by cache class, removed).
+// build's own summary (render mode, participants rendered, how the participant lists and the manifest were written, files written by cache class, removed).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -75,7 +75,7 @@ export function buildFigures(s: Record<string, unknown> | null): Record<string, 
     .slice(0, 5)
     .map(([id, r]) => `${id} ${r.seconds} s`);
   const derive = s.derive as { seconds?: number } | undefined;
-  return { render: s.render, derive_seconds: derive?.seconds, files: s.files, bytes: s.bytes, written: s.written, written_by_class: s.written_by_class, removed: s.removed, slowest_routes: slowest };
+  return { render: s.render, manifest: s.manifest, derive_seconds: derive?.seconds, files: s.files, bytes: s.bytes, written: s.written, written_by_class: s.written_by_class, removed: s.removed, slowest_routes: slowest };
 }
 
 export async function benchCycle(o: CycleOptions, log: (line: string) => void): Promise<Record<string, unknown>> {

@@ -36,8 +36,9 @@ export interface BuildOptions {
   /** Render every file, whatever the previous build left (`build --full`). */
   full?: boolean;
   /**
-   * Most changed participants for which an incremental build patches the participant lists in place
-   * (more: it writes them in full; -1 always does). Default: src/render/routes/participant-lists.ts. For tests.
+   * Most participants whose list item changed for which an incremental build patches the participant
+   * lists in place (more: it writes them in full; -1 always does). Default:
+   * src/render/routes/participant-lists.ts. For tests and benchmarks.
    */
   listPatchLimit?: number;
   progress?: (message: string) => void;
@@ -110,6 +111,7 @@ interface RenderArgs {
 function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: RenderState, a: RenderArgs): BuildSummary {
   const { upto, fingerprint, generatedAt, progress } = a;
   const plan = state.plan({ db, fingerprint, forceFull: opts.full === true, upto });
+  const emptyAtStart = !fs.existsSync(opts.outDir) || fs.readdirSync(opts.outDir).length === 0;
   const dbId = databaseId(db);
   const seatsNow = currentSeats(db);
   progress(`render: ${plan.mode} (${plan.reason})`);
@@ -167,7 +169,8 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   // A full render, or one after an interrupted build, walks the directory (leftover temporary
   // files); an incremental one removes exactly the retired files no unit wrote again.
   const oldShards = state.replaceShards(shardBytes);
-  const removed = plan.mode === 'full' || plan.recovering ? removeStale(opts.outDir, sink) : state.removeRetired(oldShards);
+  // A directory that was empty when the build began holds only what it wrote: no walk.
+  const removed = emptyAtStart ? 0 : plan.mode === 'full' || plan.recovering ? removeStale(opts.outDir, sink) : state.removeRetired(oldShards);
   sink.close();
   const manifestSha = createHash('sha256').update(fs.readFileSync(path.join(opts.outDir, 'manifest.json'))).digest('hex');
   state.commit({ dbId, upto, fingerprint, manifestSha, seats: seatsNow });
@@ -198,19 +201,25 @@ function readManifest(outDir: string): Manifest {
 /** Deletes files under outDir that this build neither listed nor wrote (earlier chunks, shards, temp files). */
 function removeStale(outDir: string, sink: DirectorySink): number {
   let removed = 0;
-  const walk = (dir: string): void => {
+  /** Walks a directory; returns how many entries it still holds. */
+  const walk = (dir: string): number => {
+    let left = 0;
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const abs = path.join(dir, e.name);
       if (e.isDirectory()) {
-        walk(abs);
-        if (fs.readdirSync(abs).length === 0) fs.rmdirSync(abs);
+        if (walk(abs) === 0) fs.rmdirSync(abs);
+        else left++;
         continue;
       }
       const rel = path.relative(outDir, abs).split(path.sep).join('/');
-      if (sink.keeps(rel)) continue;
+      if (sink.keeps(rel)) {
+        left++;
+        continue;
+      }
       fs.unlinkSync(abs);
       removed++;
     }
+    return left;
   };
   walk(outDir);
   return removed;

@@ -27,7 +27,7 @@ const UNIT_BATCH = 2000;
 export interface ListStore {
   /** Whether the previous build's lists are on disk as the state records them (else write in full). */
   readonly patchable: boolean;
-  /** Most changed participants whose lists are patched (more: written in full); default by share. */
+  /** Most participants whose list item changed for which the lists are patched (more: written in full); default by share. */
   readonly patchLimit?: number;
   /** The unit of a list (by root path), allocated for a new one. */
   unit(root: string): number;

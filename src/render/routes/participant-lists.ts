@@ -49,11 +49,13 @@ import { pendingOf, type ListWriterOptions } from '../lists.js';
 const LISTS_PREFIX = listRootPath(LIST_ROUTE, ['x']).slice(0, -'x.json'.length);
 
 /**
- * An incremental build patches the lists when at most this share of the participants changed (and at
- * least PATCH_MIN may always be patched); more (a mass migration) writes them in full, which then
- * costs less than reading most chunks one by one.
+ * An incremental build patches the lists unless the list items of more than this share of the
+ * participants changed (and more than PATCH_MIN): a mass migration that moves most items of most
+ * lists is written in full, which then costs less than reading the chunks one by one. Most changed
+ * participants change no list item at all (a new history row): measured at the medium demo, a day of
+ * changes (7,262 participants) patched 461 lists reading 968 chunks, 3.0 s against 34 s written.
  */
-const PATCH_SHARE_MAX = 1 / 16;
+const PATCH_SHARE_MAX = 1 / 4;
 const PATCH_MIN = 5_000;
 
 const BATCH = 2000;
@@ -206,10 +208,6 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   const store = ctx.lists!;
   const idRoot = listRootPath(LIST_ROUTE, ID_INDEX_PARTITION);
   if (!store.has(idRoot)) return false;
-  const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
-  const changed = db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;
-  if (changed > (store.patchLimit ?? Math.max(PATCH_MIN, total * PATCH_SHARE_MAX))) return false;
-
   const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
   const rows = db
     .prepare(
@@ -251,14 +249,19 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     if (item.name !== null) for (const t of trigramsOf(foldName(item.name))) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting'), key });
     return out;
   };
+  const moved: Array<{ was: StoredParticipant | undefined; now: StoredParticipant | undefined; nowJson: string | undefined }> = [];
   for (const r of rows) {
     const was = before.get(r.id_pid);
     // A participant still listed has every column of its list row (the LEFT JOIN matched).
     const now = r.present === null ? undefined : storeParticipant(listItemOf(r as ListRow, seatNames));
     const nowJson = now === undefined ? undefined : JSON.stringify(now);
-    if (was?.json === nowJson) continue;
+    if (was?.json !== nowJson) moved.push({ was: was?.item, now, nowJson });
+  }
+  const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
+  if (moved.length > (store.patchLimit ?? Math.max(PATCH_MIN, total * PATCH_SHARE_MAX))) return false;
+  for (const { was, now, nowJson } of moved) {
     if (was !== undefined) {
-      for (const p of placesOf(expandParticipant(was.item))) {
+      for (const p of placesOf(expandParticipant(was))) {
         const keyJson = JSON.stringify(p.key);
         p.list.ops.set(keyJson, { key: p.key, keyJson });
       }
