@@ -19,12 +19,11 @@ import { expandParticipant, type StoredParticipant } from '../api/participants-s
 import type { ChurnParticipantRow } from '../api/market-shared.js';
 import { expandUptime, type UptimeTuple } from '../api/hosts-shared.js';
 import type { SortKey } from '../api/keys.js';
-import type { UptimeBucket } from '../api/schemas/index.js';
+import type { ParticipantView, UptimeBucket } from '../api/schemas/index.js';
 import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participant-record.js';
-import type { ParticipantView } from '../api/schemas/index.js';
 
 export interface VerifyProblem {
   path: string;
