@@ -3,8 +3,10 @@
 // - every exact file validates against its route's response schema (src/api/schemas), every list
 //   chunk's items against the item schema of the route's page resource;
 // - every reference resolves: index entries -> chunks and inner nodes; an anomaly's event_refs ->
-//   events of the event feed; a participant's seats -> seat files; a participant's first page of events
-//   or history -> its detail file, its stored list -> that first page; snapshot.json, openapi.json present.
+//   events of the event feed; a participant's seats -> seat files; a participant's stored events or
+//   history list -> the first page in its record; snapshot.json, openapi.json present;
+// - a participant's record (src/api/participant-record.ts) holds a valid detail and first pages, and the
+//   participant has no other object under v1/participants (its pages are in the record).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,9 +19,11 @@ import { expandParticipant, type StoredParticipant } from '../api/participants-s
 import type { ChurnParticipantRow } from '../api/market-shared.js';
 import { expandUptime, type UptimeTuple } from '../api/hosts-shared.js';
 import type { SortKey } from '../api/keys.js';
-import type { UptimeBucket } from '../api/schemas/index.js';
+import type { ParticipantView, UptimeBucket } from '../api/schemas/index.js';
 import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
+import { LIMIT_DEFAULT } from '../api/params.js';
+import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participant-record.js';
 
 export interface VerifyProblem {
   path: string;
@@ -76,6 +80,41 @@ function itemSchema(resource: string): z.ZodType | null {
   if (!(s instanceof z.ZodObject)) return null;
   const items = (s.shape as Record<string, z.ZodType>).items;
   return items instanceof z.ZodArray ? (items.element as z.ZodType) : null;
+}
+
+/** The record's members, in the order the renderer writes them. */
+const RECORD_MEMBERS = ['participant', 'history', 'events'] as const;
+
+/**
+ * Checks a participant's record (src/api/participant-record.ts) at `rel`: exactly its three members,
+ * `participant` a ParticipantView of the id the path names, each page null or a valid first page at
+ * default parameters (1 to LIMIT_DEFAULT items; a next_cursor only on a full page). Returns the view
+ * when it is valid.
+ */
+function checkRecord(rel: string, body: unknown, fail: (p: string, message: string) => void): ParticipantView | null {
+  if (!isParticipantRecord(body)) {
+    fail(rel, 'is not a participant record ({"participant", "history", "events"})');
+    return null;
+  }
+  const keys = Object.keys(body);
+  if (keys.join() !== RECORD_MEMBERS.join()) fail(rel, `record members are ${keys.join(', ')}, expected ${RECORD_MEMBERS.join(', ')}`);
+  const issue = (r: { error: z.ZodError }): string => `${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`;
+  let view: ParticipantView | null = null;
+  const v = RESOURCE_SCHEMAS.ParticipantView.safeParse(body.participant);
+  if (!v.success) fail(rel, `participant does not match ParticipantView: ${issue(v)}`);
+  else {
+    view = v.data;
+    if (recordPath(view.id) !== rel) fail(rel, `holds participant ${view.id}, whose record is ${recordPath(view.id)}`);
+  }
+  for (const [member, resource] of [['history', 'ParticipantHistoryPage'], ['events', 'ParticipantEventPage']] as const) {
+    const page = body[member];
+    if (page === null) continue;
+    const r = RESOURCE_SCHEMAS[resource].safeParse(page);
+    if (!r.success) fail(rel, `${member} does not match ${resource}: ${issue(r)}`);
+    else if (page.items.length === 0) fail(rel, `${member} is an empty page (an empty list is null)`);
+    else if (page.items.length > LIMIT_DEFAULT || (page.next_cursor !== null && page.items.length !== LIMIT_DEFAULT)) fail(rel, `${member} holds ${page.items.length} items${page.next_cursor !== null ? ' and a next_cursor' : ''}: not a first page at limit ${LIMIT_DEFAULT}`);
+  }
+  return view;
 }
 
 export function verifySnapshot(outDir: string): VerifySummary {
@@ -135,19 +174,21 @@ export function verifySnapshot(outDir: string): VerifySummary {
       fail(rel, 'no route has this path');
       continue;
     }
-    const schema = schemaOf(m.route.response);
     const body = json(rel);
+    if (m.route.id === 'participants.detail') {
+      const view = checkRecord(rel, body, fail);
+      for (const s of view?.seats ?? []) seatRefs.push({ path: rel, seat: s.seat_id });
+      continue;
+    }
+    // A participant's pages are in its record: a file of their own would never be read.
+    if (m.route.id === 'participants.events' || m.route.id === 'participants.history') {
+      fail(rel, `a participant's first page is part of its record (${rel.slice(0, rel.lastIndexOf('/'))}.json), not a file of its own`);
+      continue;
+    }
+    const schema = schemaOf(m.route.response);
     const r = schema?.safeParse(body);
     if (r && !r.success) fail(rel, `does not match ${m.route.response}: ${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`);
     if (m.route.id === 'anomalies.detail') anomalyRefs.push({ path: rel, ids: (body as { event_refs: string[] }).event_refs });
-    if (m.route.id === 'participants.detail') for (const s of (body as { seats?: Array<{ seat_id: string }> }).seats ?? []) seatRefs.push({ path: rel, seat: s.seat_id });
-    // A participant's first page of events or history needs its detail file: the shim answers a
-    // participant without that page (an empty list has none) from the detail file's existence.
-    if (m.route.id === 'participants.events' || m.route.id === 'participants.history') {
-      sum.references++;
-      const detail = `${rel.slice(0, rel.lastIndexOf('/'))}.json`;
-      if (!listed.has(detail)) fail(rel, `belongs to a participant without a detail file (${detail})`);
-    }
   }
 
   let hostsBySegment: Map<string, string> | null = null;
@@ -163,12 +204,16 @@ export function verifySnapshot(outDir: string): VerifySummary {
     const partition = segs[2] === '_all' && segs.length === 3 ? [] : segs.slice(2).map(decodeSegment);
     // A host's uptime items take the hostname from the partition: a hashed one is found among the hosts.
     if (routeId === 'hosts.uptime' && partition[0]?.startsWith('~')) partition[0] = hostOfSegment(partition[0]);
-    // A participant's stored events or history are read only after its exact first page: without that
-    // page the shim answers the empty page, so the list would never be served.
+    // A participant's stored events or history are read only after the first page in its record:
+    // without that page (no record, or a null page) the shim answers 404 or the empty page, so the list
+    // would never be served.
     if ((routeId === 'participants.events' || routeId === 'participants.history') && segs.length === 3) {
       sum.references++;
-      const first = `v1/participants/${segs[2]!}/${routeId === 'participants.events' ? 'events' : 'history'}.json`;
-      if (!listed.has(first)) fail(rootPath, `has no first page ${first}`);
+      const record = `v1/participants/${segs[2]!}.json`;
+      const member = RECORD_PAGE[routeId];
+      const body = listed.has(record) ? json(record) : null;
+      if (body === null) fail(rootPath, `belongs to a participant without a record (${record})`);
+      else if (!isParticipantRecord(body) || body[member] === null) fail(rootPath, `has no first page in ${record} (${member} is null)`);
     }
     const route = (ROUTES as Record<string, { response: string }>)[routeId];
     const items = route ? itemSchema(route.response) : null;

@@ -2,10 +2,12 @@
 // snapshot files only (docs/snapshot-format.md "Participants"). Edge-safe: no Node imports, no DB.
 //
 // Reads per request:
-// - detail, stats, and any request at default parameters: one exact file;
-// - events / history: the exact first page; when it holds the whole list (next_cursor null) any limit
-//   and cursor are paged from it, else the participant's stored list; without it (an empty list has
-//   no file) the participant's detail file: the empty page when it exists, else 404 (2 files);
+// - detail: the participant's record (src/api/participant-record.ts), one file; unknown: 404;
+// - events / history: the record (one file, 404 without it); a null page is the empty page; an answer
+//   lying within the record's first page (the whole list when its next_cursor is null, else at least
+//   `limit` items after the cursor) is paged from it; any other, the participant's stored list (root,
+//   index nodes, chunks). A snapshot built before the record is read as before (legacy below);
+// - stats, and the list at default parameters: one exact file;
 // - the list: see composeListWith below (candidate sets of at most SMALL_SET_MAX items are read whole
 //   and paged in memory; otherwise a window of WALK_WINDOW items of one source list in the order:
 //   the main list, or in the default order a single-valued posting list or the rarest trigram's list).
@@ -51,7 +53,8 @@ import { exactFilePath, listRootPath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import { orderOf, ROUTES, sortKeyOf, type OrderSpec } from '../../api/routes.js';
 import type { CursorPosition } from '../../api/cursor.js';
-import type { FacetBucket, ParticipantListItem, ParticipantStats } from '../../api/schemas/index.js';
+import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../../api/schemas/index.js';
+import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participant-record.js';
 import { composePage, ListReader, SnapshotFormatError, type ReadFile } from '../list-reader.js';
 import type { IndexEntry } from '../list-format.js';
 import type { ComposeContext, ComposeFn, Params } from './types.js';
@@ -109,11 +112,25 @@ async function withFiles(ctx: ComposeContext, f: (files: Files) => Promise<ApiRe
 // ---------------------------------------------------------------------------------------------
 // Single resources
 
+/**
+ * A participant's record, or null when the participant is unknown. A snapshot built before the record
+ * holds the ParticipantView itself at that path and each non-empty first page in a file of its own
+ * (`v1/participants/<id>/events.json`, `…/history.json`): read as a record whose pages are read on
+ * demand, so that this shim answers such a snapshot too and can be deployed before a snapshot with
+ * records is published. That legacy path can go once no snapshot without records is served.
+ */
+async function recordOf(files: Files, id: string): Promise<{ record: ParticipantRecord; legacy: boolean } | null> {
+  const body = await files.json<unknown>(recordPath(id));
+  if (body === null) return null;
+  if (isParticipantRecord(body)) return { record: body, legacy: false };
+  return { record: { participant: body as ParticipantView, history: null, events: null }, legacy: true };
+}
+
 const composeDetail: ComposeFn = (params, ctx) =>
   withFiles(ctx, async (files) => {
     const id = params.id as string;
-    const body = await files.json<unknown>(exactFilePath(['v1', 'participants', id]));
-    return body === null ? notFoundOf('participant', id) : ok(body);
+    const r = await recordOf(files, id);
+    return r === null ? notFoundOf('participant', id) : ok(r.record.participant);
   });
 
 const composeStats: ComposeFn = (_params, ctx) =>
@@ -126,11 +143,6 @@ const composeStats: ComposeFn = (_params, ctx) =>
 // ---------------------------------------------------------------------------------------------
 // A participant's events and history
 
-interface SimplePage {
-  items: Array<Record<string, unknown>>;
-  next_cursor: string | null;
-}
-
 /** The page after `cursor` from a participant's stored list (used when the list exceeds one default page). */
 export async function pageFromStoredList(
   read: ReadFile,
@@ -138,7 +150,7 @@ export async function pageFromStoredList(
   id: string,
   cursor: CursorPosition | undefined,
   limit: number,
-): Promise<{ page: SimplePage; reader: ListReader }> {
+): Promise<{ page: RecordPage; reader: ListReader }> {
   const list = await ListReader.open(read, listRootPath(route, [id]));
   if (list === null) throw new SnapshotFormatError(`missing list ${route} of ${id}`);
   const dirs = list.root.dirs;
@@ -149,25 +161,24 @@ export async function pageFromStoredList(
 function perParticipant(route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE): ComposeFn {
   const order = orderOf(ROUTES[route].list!, {});
   const dirs = dirsOf(order);
-  const segment = route === EVENTS_ROUTE ? 'events' : 'history';
+  const member = RECORD_PAGE[route];
   return (params, ctx) =>
     withFiles(ctx, async (files) => {
       const id = params.id as string;
       const limit = params.limit as number;
       const cursor = params.cursor as CursorPosition | undefined;
-      const exact = await files.json<SimplePage>(exactFilePath(['v1', 'participants', id, segment]));
-      if (exact === null) {
-        // No first page: the list is empty (the renderer writes none then) or the participant is
-        // unknown. Its detail file tells which; an empty list is the empty page for any limit and cursor.
-        const known = await files.read(exactFilePath(['v1', 'participants', id]));
-        return known === null ? notFoundOf('participant', id) : ok(simplePage(route, [id], [], [], false));
-      }
-      if (cursor === undefined && limit === LIMIT_DEFAULT) return ok(exact);
-      if (exact.next_cursor === null) {
-        // The exact first page holds the whole list: page it here.
-        const rest = exact.items.map((item) => ({ item, key: sortKeyOf(order, item) })).filter((e) => afterCursor(e.key, cursor, dirs));
+      const r = await recordOf(files, id);
+      if (r === null) return notFoundOf('participant', id);
+      // The first page at default parameters; null: the list is empty, the empty page for any limit and cursor.
+      const first = r.legacy ? await files.json<RecordPage>(exactFilePath(['v1', 'participants', id, member])) : r.record[member];
+      if (first === null) return ok(simplePage(route, [id], [], [], false));
+      // The first page is the list's first items: those after the cursor in it begin the answer. It
+      // answers alone when it holds the whole list, or `limit` of them (then more follow).
+      const whole = first.next_cursor === null;
+      const rest = first.items.map((item) => ({ item, key: sortKeyOf(order, item) })).filter((e) => afterCursor(e.key, cursor, dirs));
+      if (whole || rest.length >= limit) {
         const pageItems = rest.slice(0, limit);
-        return ok(simplePage(route, [id], pageItems.map((e) => e.item), pageItems.map((e) => e.key), rest.length > limit));
+        return ok(simplePage(route, [id], pageItems.map((e) => e.item), pageItems.map((e) => e.key), rest.length > limit || !whole));
       }
       const { page, reader } = await pageFromStoredList(files.read, route, id, cursor, limit);
       ctx.stats.chunks += reader.stats.chunks;

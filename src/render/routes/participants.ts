@@ -1,59 +1,20 @@
 // Renders the participants family into the snapshot (docs/snapshot-format.md "Participants"):
-// - exact files: every participant (`v1/participants/<id>`), the first page of its events and history
-//   at default parameters when that list is not empty (the shim answers an empty one from the detail
-//   file), the list's first page at default parameters, `v1/stats/participants`;
-// - lists: the six main orders of `/v1/participants` (list totals of country, scheme, registered,
-//   provenance in the root), posting lists per country / scheme / smp / ap value and one per name
-//   trigram, in the default order, and the identifier index ([value, id]); chunks of at least
-//   LIST_CHUNK_MIN_ITEMS items (a page's window spans at most three); a participant's events or
-//   history as a list only when it holds more than one default page (otherwise the exact file is the
-//   whole list and the composer pages it).
-// Streaming: statements are iterated (one open writer at a time) or read in keyset batches; nothing
-// participant-sized is held in memory. better-sqlite3 cannot run a statement while another iterates on
-// the same connection, so work that queries per participant reads the ids in batches first.
+// - each participant's record `v1/participants/<id>` (its detail and the first pages of its events and
+//   history at default parameters, null when empty; src/api/participant-record.ts), and its events or
+//   history as a stored list when it holds more than one default page;
+// - `v1/stats/participants`;
+// - the lists of `/v1/participants` and their first page: src/render/routes/participant-lists.ts.
+// A participant's files are its render unit (RenderContext.forEachParticipant: an incremental build
+// renders only the changed participants).
 import { LIMIT_DEFAULT } from '../../api/params.js';
-import {
-  dirsOf,
-  DEFAULT_SORT,
-  DETAIL_ROUTE,
-  EVENTS_ROUTE,
-  HISTORY_ROUTE,
-  ID_INDEX_DIRS,
-  ID_INDEX_PARTITION,
-  LIST_ROUTE,
-  listKey,
-  listOrder,
-  MAIN_FACET_FIELDS,
-  mainPartition,
-  POSTING_DIMENSIONS,
-  postingPartition,
-  STATS_ROUTE,
-  storeParticipant,
-  LIST_CHUNK_MIN_ITEMS,
-  trigramPartition,
-  trigramsOf,
-  foldName,
-  facetValues,
-  tsOf,
-  tsOrNull,
-} from '../../api/participants-shared.js';
-import {
-  curatedSeatNames,
-  LIST_COLUMNS,
-  listItemOf,
-  orderSql,
-  participantsEvents,
-  participantsHistory,
-  participantsList,
-  statsOf,
-  viewOf,
-  type ListRow,
-} from '../../api/query/participants.js';
+import { dirsOf, DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE, tsOf, tsOrNull } from '../../api/participants-shared.js';
+import { participantsEvents, participantsHistory, statsOf, viewOf } from '../../api/query/participants.js';
 import type { SortKey } from '../../api/keys.js';
 import { orderOf, ROUTES, sortKeyOf } from '../../api/routes.js';
-import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
 import { participantEvents, participantHistory } from '../../derive/participants/read.js';
-import type { RenderContext } from '../context.js';
+import type { ParticipantUnit, RenderContext } from '../context.js';
+import type { ParticipantRecord, RecordPage } from '../../api/participant-record.js';
+import { statement } from '../../db/statements.js';
 import { renderParticipantsList } from './participant-lists.js';
 
 export interface ParticipantRenderOptions {
@@ -62,43 +23,59 @@ export interface ParticipantRenderOptions {
 }
 const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAULT };
 
-export function renderParticipantsDetail(ctx: RenderContext): void {
-  ctx.forEachParticipant((r) => ctx.exact(['v1', 'participants', r.pid], viewOf(ctx.db, r.pid)));
-}
-
-/** True for a page without items (`{"items":[],"next_cursor":null}`). */
-function isEmptyPage(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && 'items' in body && Array.isArray(body.items) && body.items.length === 0;
-}
-
-function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE, opts: ParticipantRenderOptions): void {
-  const order = orderOf(ROUTES[route].list!, {});
-  const dirs = dirsOf(order);
-  const segment = route === EVENTS_ROUTE ? 'events' : 'history';
-  const query = route === EVENTS_ROUTE ? participantsEvents : participantsHistory;
-  const count = ctx.db.prepare(route === EVENTS_ROUTE ? 'SELECT count(*) FROM events WHERE participant_id = ?' : 'SELECT count(*) FROM participant_history WHERE participant_id = ?').pluck();
+/**
+ * Each participant's record (src/api/participant-record.ts), its one object under `v1/participants`:
+ * the detail and the first pages of its history and events at default parameters (null when empty);
+ * and, when its history or events hold more than `perParticipantListMin` items, that list as a stored
+ * list (partition `[id]`). All of them belong to the participant's render unit (forEachParticipant).
+ */
+export function renderParticipantsDetail(ctx: RenderContext, opts: ParticipantRenderOptions = DEFAULTS): void {
   ctx.forEachParticipant((r) => {
-    const first = query(ctx.db, { id: r.pid, limit: LIMIT_DEFAULT }, ctx.nowMs);
-    if (first.status !== 200) throw new Error(`${route}: ${r.pid} has no first page`);
-    // An empty list gets no file: the shim answers the empty page from the participant's detail file
-    // (most participants have no events: 98,548 of 101,062 at the medium demo).
-    if (isEmptyPage(first.body)) return;
-    ctx.exact(['v1', 'participants', r.pid, segment], first.body);
-    if ((count.get(r.participant_id) as number) <= opts.perParticipantListMin) return;
-    const w = ctx.list(route, [r.pid], dirs);
-    if (route === EVENTS_ROUTE) {
-      for (const { item } of participantEvents(ctx.db, r.pid)) {
-        const e = { id: item.id, type: item.type, observed_at: tsOf(item.observed_at), payload: item.payload };
-        w.add(e, sortKeyOf(order, e) as SortKey);
-      }
-    } else {
-      for (const { item } of participantHistory(ctx.db, r.pid)) {
-        const h = { fact: item.fact, valid_from: tsOf(item.valid_from), valid_to: tsOrNull(item.valid_to), detail: item.detail };
-        w.add(h, sortKeyOf(order, h) as SortKey);
-      }
-    }
-    w.finish();
+    const participant = viewOf(ctx.db, r.pid);
+    if (participant === null) throw new Error(`${DETAIL_ROUTE}: ${r.pid} has no view`);
+    const history = firstPageOf(ctx, HISTORY_ROUTE, r.pid);
+    const events = firstPageOf(ctx, EVENTS_ROUTE, r.pid);
+    const record: ParticipantRecord = { participant, history, events };
+    ctx.exact(['v1', 'participants', r.pid], record);
+    renderPerParticipant(ctx, HISTORY_ROUTE, r, history, opts);
+    renderPerParticipant(ctx, EVENTS_ROUTE, r, events, opts);
   });
+}
+
+/** The first page of a participant's events or history at default parameters, null when empty. */
+function firstPageOf(ctx: RenderContext, route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE, pid: string): RecordPage | null {
+  const first = (route === EVENTS_ROUTE ? participantsEvents : participantsHistory)(ctx.db, { id: pid, limit: LIMIT_DEFAULT }, ctx.nowMs);
+  if (first.status !== 200) throw new Error(`${route}: ${pid} has no first page`);
+  const page = first.body as RecordPage;
+  // Most participants have no events (98,548 of 101,062 at the medium demo): null, not an empty page.
+  return page.items.length === 0 ? null : page;
+}
+
+/** A participant's events or history as a stored list, when it holds more than `perParticipantListMin` items. */
+function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE, r: ParticipantUnit, first: RecordPage | null, opts: ParticipantRenderOptions): void {
+  if (first === null) return;
+  // A first page without next_cursor is the whole list; otherwise count (a participant with more than a page).
+  const count =
+    first.next_cursor === null
+      ? first.items.length
+      : (statement(ctx.db, route === EVENTS_ROUTE ? 'SELECT count(*) FROM events WHERE participant_id = ?' : 'SELECT count(*) FROM participant_history WHERE participant_id = ?')
+          .pluck()
+          .get(r.participant_id) as number);
+  if (count <= opts.perParticipantListMin) return;
+  const order = orderOf(ROUTES[route].list!, {});
+  const w = ctx.list(route, [r.pid], dirsOf(order));
+  if (route === EVENTS_ROUTE) {
+    for (const { item } of participantEvents(ctx.db, r.pid)) {
+      const e = { id: item.id, type: item.type, observed_at: tsOf(item.observed_at), payload: item.payload };
+      w.add(e, sortKeyOf(order, e) as SortKey);
+    }
+  } else {
+    for (const { item } of participantHistory(ctx.db, r.pid)) {
+      const h = { fact: item.fact, valid_from: tsOf(item.valid_from), valid_to: tsOrNull(item.valid_to), detail: item.detail };
+      w.add(h, sortKeyOf(order, h) as SortKey);
+    }
+  }
+  w.finish();
 }
 
 export function renderStatsParticipants(ctx: RenderContext): void {
@@ -110,9 +87,11 @@ export function participantRenderers(opts: Partial<ParticipantRenderOptions> = {
   const o = { ...DEFAULTS, ...opts };
   return {
     [LIST_ROUTE]: renderParticipantsList,
-    [DETAIL_ROUTE]: renderParticipantsDetail,
-    [EVENTS_ROUTE]: (ctx) => renderPerParticipant(ctx, EVENTS_ROUTE, o),
-    [HISTORY_ROUTE]: (ctx) => renderPerParticipant(ctx, HISTORY_ROUTE, o),
+    // One renderer writes each participant's record (detail, first pages of history and events) and
+    // its stored lists; the events and history routes have no files of their own to render.
+    [DETAIL_ROUTE]: (ctx) => renderParticipantsDetail(ctx, o),
+    [EVENTS_ROUTE]: () => {},
+    [HISTORY_ROUTE]: () => {},
     [STATS_ROUTE]: renderStatsParticipants,
   };
 }
