@@ -117,7 +117,8 @@ describe('incremental build', () => {
       if (i === 0) expect(inc.render.participants, label).toBe(0);
       // The manifest and the participant lists were patched in place, not written again.
       expect(inc.manifest.mode, label).toBe('patched');
-      expect(inc.manifest.shards_cut, label).toBeLessThan(inc.manifest.shards);
+      // A probe-only cycle keeps most manifest shards (a curated seat may touch files in every one).
+      if (i === 0) expect(inc.manifest.shards_cut, label).toBeLessThan(inc.manifest.shards / 2);
       expect(inc.render.lists?.mode, label).toBe('patched');
       if (inc.render.participants! > 0) expect(inc.render.lists!.lists, label).toBeGreaterThan(0);
       if (c.label.startsWith('a mass SMP migration')) expect(inc.render.participants, label).toBeGreaterThanOrEqual(120);
