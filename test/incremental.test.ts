@@ -3,7 +3,8 @@
 // month boundary; an outage opening and closing; a mass SMP migration with its participant changes; a
 // curated seat), at instants fast-check picks within each cycle's window. After every cycle the
 // directory the incremental builds kept equals, file for file and byte for byte, a full build of the
-// same database at the same --now into a fresh directory. Then a build killed at a random moment, and
+// same database at the same --now into a fresh directory (and the participant and uptime lists were
+// patched, not written again). Then a build killed at a random moment, and
 // the build after it, give the same tree as a full build.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -102,6 +103,7 @@ describe('incremental build', () => {
     expect(first.render.mode).toBe('full');
     const picks = fc.sample(fc.tuple(...CYCLES.map((c) => fc.integer({ min: 0, max: c.steps - 1 }))), 1)[0]!;
     const seen: string[] = [];
+    let prevMs = T0;
     for (const [i, c] of CYCLES.entries()) {
       const nowMs = Date.parse(c.from) + picks[i]! * 15 * MINUTE;
       const label = `${c.label} at ${new Date(nowMs).toISOString()}`;
@@ -122,6 +124,16 @@ describe('incremental build', () => {
       expect(inc.render.lists?.mode, label).toBe('patched');
       if (inc.render.participants! > 0) expect(inc.render.lists!.lists, label).toBeGreaterThan(0);
       if (c.label.startsWith('a mass SMP migration')) expect(inc.render.participants, label).toBeGreaterThanOrEqual(120);
+      // The uptime lists were patched (their newest buckets read) unless the clock moved on more than a
+      // day since the build before (the last cycle), and read fewer rows than a full build.
+      const u = inc.render.uptime!;
+      const full_u = full.render.uptime!;
+      if (nowMs - prevMs <= 24 * HOUR) {
+        expect({ reason: u.full_reason, written: u.lists_written }, label).toEqual({ reason: null, written: 0 });
+        expect(u.lists_patched, label).toBe(full_u.lists_written);
+        expect(u.rows_read * 5, label).toBeLessThan(full_u.rows_read);
+      } else expect(u.full_reason, label).toBe('the clock moved on more than a day');
+      prevMs = nowMs;
     }
     expect(seen).toHaveLength(CYCLES.length);
     // An incremental build with more changed participants than it patches writes the lists in full

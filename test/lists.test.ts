@@ -393,3 +393,57 @@ describe('lists patched in place', () => {
     if (fewChunks > 0) expect(fewReads / fewChunks).toBeLessThan(0.25);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// A list with a head written from its changed front plus the chunks of an earlier write behind it
+// (ListWriter.addWritten; the uptime lists, docs/incremental.md "Uptime"): when every item older than
+// a bound is unchanged and not open, the chunks from the first entry (not the first) whose entry
+// before ends older than the bound are those of a full write, and the list written from the items
+// before them plus these chunks is the full write, file for file.
+
+describe('a list with a head continued by chunks already written', () => {
+  it('equals a full write of the new items', () => {
+    let kept = 0;
+    fc.assert(
+      fc.property(headCaseArb, fc.integer({ min: 0, max: 52 }), fc.integer({ min: 0, max: 52 }), fc.array(fc.nat(), { maxLength: 30 }), (c0, bound, later, edits) => {
+        const c = { ...c0, withHead: true };
+        const old = writeCase(c);
+        // The items at or after the bound change (notes and statuses edited, some dropped, new ones);
+        // the open items (at or after openFrom) too, and openFrom never falls below the bound.
+        const openFrom = Math.max(bound, (c.openFrom ?? 0) + later);
+        const front = c.items.filter((i) => i.t >= bound);
+        const changed: Item[] = [];
+        for (const [k, i] of front.entries()) {
+          const e = edits[k % Math.max(1, edits.length)] ?? 0;
+          if (e % 5 === 0) continue;
+          changed.push(e % 3 === 0 ? { ...i, note: `${i.note}*`, status: i.status === 'open' ? 'closed' : 'open' } : i);
+        }
+        for (const e of edits.slice(0, 3)) changed.push({ t: bound + (e % 5), id: `new${e}`, status: 'open', note: 'n' });
+        const items = [...new Map([...changed, ...c.items.filter((i) => i.t < bound)].map((i) => [`${i.t}|${i.id}`, i])).values()].sort((x, y) => compareKeys(keyOf(x), keyOf(y), DIRS));
+        const full = writeCase(c, items, openFrom);
+        const entries = chunkEntries(old.sink, old.root);
+        let m = 1;
+        while (m < entries.length && !((entries[m - 1]!.last[0] as number) < bound)) m++;
+        const tail = entries.slice(m);
+        const sink = new MemSink();
+        for (const [p, b] of old.sink.files) if (p.startsWith('c/')) sink.files.set(p, b);
+        const w = new ListWriter(sink, {
+          dirs: DIRS,
+          maxItems: c.maxItems,
+          maxBytes: c.maxBytes,
+          facetFields: ['status'],
+          head: { open: (k) => (k[0] as number) >= openFrom, maxBytes: c.headBytes },
+        });
+        const first = tail[0]?.first;
+        for (const i of items) if (first === undefined || compareKeys(keyOf(i), first, DIRS) < 0) w.add(i, keyOf(i), { status: [i.status] });
+        w.addWritten(tail);
+        const root = w.finish('i/test.json');
+        expect(JSON.stringify(root)).toBe(JSON.stringify(full.root));
+        for (const [p, b] of full.sink.files) expect(sink.files.get(p), p).toEqual(b);
+        kept += tail.length;
+      }),
+      { numRuns: 400 },
+    );
+    expect(kept).toBeGreaterThan(100);
+  });
+});

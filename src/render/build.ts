@@ -16,11 +16,11 @@ import { openDb } from '../db/index.js';
 import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
-import { RenderContext, type ListsReport } from './context.js';
+import { RenderContext, type ListsReport, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
-import { changedSeats, collectChangedParticipants, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
+import { changedSeats, collectChangedParticipants, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 
@@ -49,7 +49,7 @@ export interface BuildSummary {
   derive: DeriveSummary;
   pruned_probe_rows: number;
   /** Full or incremental render, why, and how many participants' own files were rendered. */
-  render: { mode: RenderPlan['mode']; reason: string; participants: number | null; lists: ListsReport | null };
+  render: { mode: RenderPlan['mode']; reason: string; participants: number | null; lists: ListsReport | null; uptime: UptimeReport | null };
   /** The manifest: its shards, and how many were cut again (all of them when written in full). */
   manifest: { mode: 'patched' | 'written'; shards: number; shards_cut: number };
   routes: Record<string, { seconds: number }>;
@@ -120,6 +120,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   db.exec('BEGIN');
   let participants: number | null = null;
   let lists: ListsReport | null = null;
+  let uptime: UptimeReport | null = null;
   const routes: BuildSummary['routes'] = {};
   const missing: string[] = [];
   const { edge, render } = opts.config;
@@ -127,6 +128,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   try {
     if (plan.mode === 'incremental') {
       participants = collectChangedParticipants(db, plan.since, upto, changedSeats(state.seats(), seatsNow));
+      collectUptimeChanges(db, plan.since, upto);
       const units = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
       state.retireUnits([BUILD_UNIT, ...units]);
     } else {
@@ -159,6 +161,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
       routes[route.id] = { seconds: Math.round(performance.now() - r0) / 1000 };
     }
     lists = ctx.listsReport;
+    uptime = ctx.uptimeReport;
   } finally {
     db.exec('COMMIT');
   }
@@ -180,7 +183,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     generated_at: generatedAt,
     derive: a.derive,
     pruned_probe_rows: a.pruned,
-    render: { mode: plan.mode, reason: plan.reason, participants, lists },
+    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
     routes,
     missing_routes: missing,

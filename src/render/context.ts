@@ -53,9 +53,27 @@ export interface ListsReport {
   chunks_read: number;
 }
 
+/** How the uptime lists were rendered (BuildSummary.render.uptime; src/render/routes/host-uptime.ts). */
+export interface UptimeReport {
+  /** Why no list could be patched (every list written from all its buckets), or null. */
+  full_reason: string | null;
+  /** Lists written from their newest buckets and the previous build's files. */
+  lists_patched: number;
+  /** Lists written from every bucket. */
+  lists_written: number;
+  /** Bucket rows read from the database. */
+  rows_read: number;
+  /** Chunks of the previous build read (their older items taken). */
+  chunks_read: number;
+  /** Chunks of the previous build kept (neither read nor written). */
+  chunks_kept: number;
+}
+
 export class RenderContext {
   /** Set by the participant lists' renderer. */
   listsReport: ListsReport | null = null;
+  /** Set by the uptime lists' renderer. */
+  uptimeReport: UptimeReport | null = null;
 
   constructor(
     readonly db: Db,

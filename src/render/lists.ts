@@ -286,6 +286,8 @@ export class ListWriter {
   /** Front-to-back chunking (without a head). */
   private readonly cutter: Cutter;
   private readonly level0: IndexEntry[] = [];
+  /** Chunks already written that follow the items (addWritten). */
+  private readonly tail: IndexEntry[] = [];
   private readonly total: FacetCounts = {};
   private count = 0;
 
@@ -309,6 +311,25 @@ export class ListWriter {
     this.count++;
     if (this.opts.head) this.pending.push(p);
     else this.cutter.add(p);
+  }
+
+  /**
+   * Appends chunks already written, by their level-0 index entries, after the items (call it after the
+   * last add): the chunks of an earlier write of this list whose items have not changed. The items
+   * before them are chunked as if the list ended there, so the caller must know that a write of the
+   * whole list starts a chunk at the first of them and gives these same chunks (for a list with a head,
+   * chunked from its end: src/render/routes/host-uptime.ts). With facet fields, the entries must carry
+   * their counts (entryCounts): the list's totals take them.
+   */
+  addWritten(entries: readonly IndexEntry[]): void {
+    for (const e of entries) {
+      if (this.opts.facetFields) {
+        if (e.counts === undefined) throw new Error('ListWriter.addWritten: an entry without counts in a list with facet fields');
+        addCounts(this.total, e.counts);
+      }
+      this.count += e.count;
+      this.tail.push(e);
+    }
   }
 
   /** Writes one chunk of `items` and returns its index entry (the list totals take its counts). */
@@ -349,6 +370,7 @@ export class ListWriter {
   finish(rootPath: string): ListRoot {
     const head = this.opts.head ? this.splitHead(this.opts.head) : undefined;
     this.cutter.flush();
+    this.level0.push(...this.tail);
     const { level, entries } = buildIndex(this.level0, { fields: this.opts.facetFields, entryCounts: this.opts.entryCounts }, (path, body) =>
       this.sink.put(path, body, 'application/json', 'immutable'),
     );

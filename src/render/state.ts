@@ -24,7 +24,7 @@ import Database from 'better-sqlite3';
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/index.js';
 import { getMeta, setMeta } from '../db/index.js';
-import { changesFrom } from '../derive/changes.js';
+import { changesFrom, UPTIME_CHANGE_KINDS } from '../derive/changes.js';
 import { parseEndpointSet } from '../derive/participants/endpoints.js';
 import type { ListStore } from './context.js';
 import { FILES_DDL } from './sink.js';
@@ -325,4 +325,18 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
     db.exec('DROP TABLE temp.render_sets');
   }
   return db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;
+}
+
+/**
+ * Fills `temp.render_uptime` with, per host and uptime table (kind `uptime_hourly`, ...), the oldest
+ * bucket_start the change set records after `since` (src/derive/changes.ts): the host's uptime list of
+ * that resolution is re-read from there on (src/render/routes/host-uptime.ts). Returns how many rows.
+ */
+export function collectUptimeChanges(db: Db, since: number, upto: number): number {
+  db.exec('DROP TABLE IF EXISTS temp.render_uptime; CREATE TEMP TABLE render_uptime (host_id INTEGER NOT NULL, kind TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (host_id, kind)) WITHOUT ROWID');
+  const kinds = UPTIME_CHANGE_KINDS.map((k) => `'${k}'`).join(', ');
+  // A row without `at` (none is written so) counts as a change of every bucket.
+  return db
+    .prepare(`INSERT INTO temp.render_uptime (host_id, kind, at) SELECT key, kind, min(coalesce(at, ${-Number.MAX_SAFE_INTEGER})) FROM derive_changes WHERE kind IN (${kinds}) AND seq > ? AND seq <= ? GROUP BY key, kind`)
+    .run(since, upto).changes;
 }

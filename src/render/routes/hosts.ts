@@ -5,22 +5,20 @@
 // - lists: per host its state intervals (`hosts.detail`, for `at`), its incidents (`hosts.incidents`,
 //   facet status), its uptime buckets per resolution (`hosts.uptime` [h, res]: compact tuples, facet
 //   location counted per index entry, the open buckets in the root's head: docs/snapshot-format.md,
-//   "Uptime"), and all incidents (`incidents.list`, facet status; the `host` filter reads the host's
-//   own list). Every known host gets its lists, empty ones included: a missing list root means an
+//   "Uptime"; src/render/routes/host-uptime.ts, which an incremental build patches), and all incidents
+//   (`incidents.list`, facet status; the `host` filter reads the host's own list). Every known host gets its lists, empty ones included: a missing list root means an
 //   unknown host (404).
 // Streaming: one host at a time, rows iterated from SQLite statements (an uptime list, which has a head,
-// is held until it is finished: ~15,000 buckets at 90 days).
-import { DEFAULT_LIMIT, HOST_INCIDENTS_ROUTE, HOST_ROUTE, INCIDENT_DIRS, INCIDENTS_ROUTE, STATE_DIRS, UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, certApiOrNull, compactUptime, incidentApi, type HostStateItem } from '../../api/hosts-shared.js';
-import type { SortKey } from '../../api/keys.js';
-import { HOSTS_QUERIES, uptimeItem, uptimeSql, type UptimeRow } from '../../api/query/hosts.js';
+// is held until it is finished: ~15,000 buckets at 90 days, or its newest buckets when patched).
+import { DEFAULT_LIMIT, HOST_INCIDENTS_ROUTE, HOST_ROUTE, INCIDENT_DIRS, INCIDENTS_ROUTE, STATE_DIRS, certApiOrNull, incidentApi, type HostStateItem } from '../../api/hosts-shared.js';
+import { HOSTS_QUERIES } from '../../api/query/hosts.js';
 import type { Params } from '../../api/query/types.js';
-import { RESOLUTIONS } from '../../api/schemas/index.js';
 import { hostIncidents, type HostRole } from '../../derive/hosts/read.js';
-import type { Resolution } from '../../derive/hosts/rollup.js';
-import { dayStart, HOUR, hourStart, monthStart } from '../../derive/hosts/time.js';
 import { hostStateIntervals } from '../../derive/hosts/timeline.js';
 import type { RenderContext } from '../context.js';
-import type { ListWriterOptions } from '../lists.js';
+import { renderUptime as renderHostsUptime } from './host-uptime.js';
+
+export { renderHostUptime } from './host-uptime.js';
 
 export interface HostRow {
   id: number;
@@ -80,49 +78,8 @@ function renderIncidents(ctx: RenderContext): void {
   ctx.exact(['v1', 'incidents'], body(INCIDENTS_ROUTE, ctx, { limit: DEFAULT_LIMIT }));
 }
 
-/** Most bytes of an uptime list's head besides its open buckets (docs/snapshot-format.md, "Uptime"). */
-const UPTIME_HEAD_BYTES = 12 * 1024;
-
-/** The start of the bucket of `resolution` holding `ms` (UTC). */
-function bucketStart(resolution: Resolution, ms: number): number {
-  return resolution === 'hourly' ? hourStart(ms) : resolution === 'daily' ? dayStart(ms) : monthStart(ms);
-}
-
-/**
- * The layout of an uptime list: chunks of at least 3/4 of the byte budget (a location-filtered page
- * reads few of them), and a head holding the buckets a next cycle may still change: those of the last
- * hour, i.e. the bucket holding now and the one before it when now is in its first hour (never one
- * after now, so that a clock behind the data cannot put the whole list in the root).
- */
-function uptimeLayout(resolution: Resolution, nowMs: number, chunkMaxBytes: number): Pick<ListWriterOptions, 'minBytes' | 'head'> {
-  const openFrom = bucketStart(resolution, nowMs - HOUR);
-  const open = (k: SortKey): boolean => (k[0] as number) >= openFrom && (k[0] as number) <= nowMs;
-  return { minBytes: Math.floor((chunkMaxBytes * 3) / 4), head: { open, maxBytes: UPTIME_HEAD_BYTES } };
-}
-
-/** One host's uptime: a list per resolution and the exact first page. */
-export function renderHostUptime(ctx: RenderContext, h: HostRow): void {
-  for (const resolution of RESOLUTIONS) {
-    const list = ctx.list(UPTIME_ROUTE, [h.hostname, resolution], UPTIME_DIRS, UPTIME_FACETS, uptimeLayout(resolution, ctx.nowMs, ctx.opts.chunkMaxBytes));
-    if (h.role !== null) {
-      const role = h.role;
-      for (const r of ctx.db.prepare(uptimeSql(resolution, [])).iterate(h.id) as IterableIterator<UptimeRow>) {
-        const item = uptimeItem(resolution, h.hostname, role, r);
-        list.add(compactUptime(item), [r.bucket_start, item.location], { location: [item.location] });
-      }
-    }
-    list.finish();
-  }
-  ctx.exact(['v1', 'hosts', h.hostname, 'uptime'], body(UPTIME_ROUTE, ctx, { hostname: h.hostname, resolution: 'hourly', limit: DEFAULT_LIMIT }));
-}
-
 function renderUptime(ctx: RenderContext): void {
-  const hosts = knownHosts(ctx);
-  let n = 0;
-  for (const h of hosts) {
-    renderHostUptime(ctx, h);
-    if (++n % 100 === 0) ctx.progress(`render: hosts.uptime ${n}/${hosts.length}`);
-  }
+  renderHostsUptime(ctx, knownHosts(ctx));
 }
 
 export const HOSTS_RENDERERS: Record<string, (ctx: RenderContext) => void> = {
