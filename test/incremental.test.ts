@@ -15,6 +15,7 @@ import { runBuild, type BuildSummary } from '../src/render/build.js';
 import { statePath } from '../src/render/state.js';
 import { runCli, startCli } from './helpers/cli.js';
 import { tempDir } from './helpers/feeds.js';
+import { tree } from './helpers/tree.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -29,20 +30,6 @@ const CYCLES: ReadonlyArray<{ label: string; from: string; steps: number }> = [
   { label: 'a mass SMP migration (02:00-03:00) and the daily sweep', from: '2026-11-02T03:00:00Z', steps: 8 },
   { label: 'a seat becoming curated (10:17) during an outage', from: '2026-11-04T10:30:00Z', steps: 3 },
 ];
-
-/** Every file under `dir` (relative path -> bytes). */
-function tree(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string): void => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const abs = path.join(d, e.name);
-      if (e.isDirectory()) walk(abs);
-      else out.set(path.relative(dir, abs).split(path.sep).join('/'), fs.readFileSync(abs));
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 /** Empty directories under `dir` (a full build leaves none). */
 function emptyDirs(dir: string): string[] {

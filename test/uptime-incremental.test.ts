@@ -27,6 +27,7 @@ import { DirectorySink } from '../src/render/sink.js';
 import { statePath } from '../src/render/state.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
+import { tree } from './helpers/tree.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * HOUR;
@@ -66,20 +67,6 @@ function uptimeFiles(dir: string): Map<string, Buffer> {
   }
   const v1 = path.join(dir, 'v1', 'hosts');
   for (const h of fs.readdirSync(v1)) if (fs.existsSync(path.join(v1, h, 'uptime.json'))) read(`v1/hosts/${h}/uptime.json`);
-  return out;
-}
-
-/** Every file of a tree: path -> bytes. */
-function tree(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string): void => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const abs = path.join(d, e.name);
-      if (e.isDirectory()) walk(abs);
-      else out.set(path.relative(dir, abs).split(path.sep).join('/'), fs.readFileSync(abs));
-    }
-  };
-  walk(dir);
   return out;
 }
 
