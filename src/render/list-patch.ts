@@ -32,7 +32,10 @@ export interface PatchOp {
 export interface PatchInput {
   /** The list's root as the previous build wrote it. */
   root: ListRoot;
-  /** Reads a file of the previous build (chunks and index nodes, parsed). */
+  /**
+   * Reads a file of the previous build (chunks and index nodes, parsed). They are this renderer's own
+   * files, so they are taken as the format they were written in (the casts to Chunk and IndexNode).
+   */
   read: (rel: string) => unknown;
   /** The changes, in list order, at most one per key. */
   ops: readonly PatchOp[];

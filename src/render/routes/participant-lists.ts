@@ -216,6 +216,8 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
        LEFT JOIN participant_list l ON l.participant_id = u.participant_id`,
     )
     .all() as ChangedRow[];
+  // The previous build's own files (the plan checked its manifest), read as the format they were
+  // written in: the casts below name that format.
   const readFile = (rel: string): unknown => JSON.parse(fs.readFileSync(path.join(ctx.sink.outDir, rel), 'utf8'));
   const before = storedItems(rows.map((r) => [r.id_value, r.id_pid]), readFile(idRoot) as ListRoot, readFile);
 
