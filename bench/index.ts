@@ -14,6 +14,12 @@ import { benchPublish, s3ServerChild } from './publish.js';
 const self = fileURLToPath(import.meta.url);
 const machine = () => `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 
+/** A progress printer on stderr: each line after the seconds since it was made (`digits` decimals). */
+function progressLog(digits: number): (line: string) => void {
+  const t0 = performance.now();
+  return (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(digits)} s] ${line}\n`);
+}
+
 const program = new Command().name('bench').description('peppol-snapshot benchmarks');
 
 program
@@ -35,8 +41,7 @@ program
   .requiredOption('--db <file>', 'the SQLite database (ingested)')
   .option('--full', 'recompute everything instead of from the watermark')
   .action((o: { db: string; full?: boolean }) => {
-    const t0 = performance.now();
-    const r = benchDerive(o.db, o.full ?? false, (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${line}\n`));
+    const r = benchDerive(o.db, o.full ?? false, progressLog(1));
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 
@@ -87,11 +92,10 @@ program
   .option('--concurrency <n>', 'uploads in flight', '32')
   .option('--retention-hours <n>', 'publish.retention_hours', '48')
   .action(async (o: { out: string; s3Dir: string; bucket: string; prefix: string; concurrency: string; retentionHours: string }) => {
-    const t0 = performance.now();
     const r = await benchPublish(
       { out: o.out, s3Dir: o.s3Dir, bucket: o.bucket, prefix: o.prefix, concurrency: Number(o.concurrency), retentionHours: Number(o.retentionHours) },
       self,
-      (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${line}\n`),
+      progressLog(0),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
@@ -107,10 +111,9 @@ program
   .option('--reuse', 'continue from the directory of an earlier run (no first build)')
   .option('--no-full', 'skip the final build --full')
   .action(async (o: { scale: string; dir: string; now: string; cycles: string; stepMinutes: string; reuse?: boolean; full: boolean }) => {
-    const t0 = performance.now();
     const r = await benchCycle(
       { scale: o.scale, dir: o.dir, now: o.now, cycles: Number(o.cycles), stepMinutes: Number(o.stepMinutes), reuse: o.reuse ?? false, full: o.full, cli: join(dirname(self), 'peppol-snapshot.mjs') },
-      (line) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${line}\n`),
+      progressLog(0),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });

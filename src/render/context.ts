@@ -1,4 +1,6 @@
 // What a route renderer gets: the database, the pinned clock, the file sink and list writers.
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Direction } from '../api/keys.js';
 import { exactFilePath, listRootPath } from '../api/paths.js';
 import type { Db } from '../db/index.js';
@@ -91,6 +93,14 @@ export class RenderContext {
     /** The lists kept from build to build (none: every list is the build's, unit 0). */
     readonly lists?: ListStore,
   ) {}
+
+  /**
+   * A file the previous build wrote into the output directory, parsed (a kept list's root, chunks and
+   * index nodes, snapshot.json). Only where the state vouches for the directory (ListStore.patchable).
+   */
+  readPrevious(rel: string): unknown {
+    return JSON.parse(fs.readFileSync(path.join(this.sink.outDir, rel), 'utf8'));
+  }
 
   /** A sink that records every file it puts under `unit`. */
   unitSink(unit: number): FileSink {

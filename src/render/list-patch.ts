@@ -55,9 +55,8 @@ export interface PatchResult {
   reads: number;
 }
 
-/** The level-0 entries (chunks) of a list, in list order. */
+/** The level-0 entries (chunks) of a list, in list order (a list@2 root's head is not among them). */
 export function level0Of(root: ListRoot, read: (rel: string) => unknown): IndexEntry[] {
-  if (root.format !== LIST_FORMAT) throw new Error(`list-patch: a ${root.format} root cannot be patched`);
   const out: IndexEntry[] = [];
   const visit = (entries: readonly IndexEntry[], level: number): void => {
     if (level === 0) {
@@ -82,6 +81,7 @@ export function patchList(input: PatchInput): PatchResult {
   const { root: oldRoot, ops, opts, sink } = input;
   const dirs = oldRoot.dirs;
   const cmp = (a: SortKey, b: SortKey): number => compareKeys(a, b, dirs);
+  if (oldRoot.format !== LIST_FORMAT) throw new Error(`list-patch: a ${oldRoot.format} root cannot be patched`);
   const old = level0Of(oldRoot, input.read);
   const n = old.length;
 

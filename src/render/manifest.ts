@@ -7,6 +7,7 @@
 // entries), so one changed file changes one shard and the publish diff reads only changed shards.
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import { fnv1a } from './lists.js';
 import type { DirectorySink, ManifestEntry } from './sink.js';
 
 export const MANIFEST_FORMAT = 'peppol-snapshot/manifest@1';
@@ -28,15 +29,6 @@ export interface Manifest {
 }
 
 const SHARD_MAX = 8192;
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
 
 /** Cuts a path-ordered stream of entries into shards and writes each (content-addressed). */
 class ShardWriter {

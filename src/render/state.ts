@@ -321,7 +321,8 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
     for (const id of sets) ins.run(id);
     db.exec('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE endpoint_set_id IN (SELECT id FROM temp.render_sets)');
     // The list items show the serving seat's curated name (ap_provider).
-    for (const s of seats) db.prepare('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE ap_seat_id = ?').run(s);
+    const bySeat = db.prepare('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE ap_seat_id = ?');
+    for (const s of seats) bySeat.run(s);
     db.exec('DROP TABLE temp.render_sets');
   }
   return db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;

@@ -25,8 +25,6 @@
 //   a day, a root or chunk that cannot be read as expected. Lists of hosts no longer known are dropped.
 //
 // Either way the files are those of a full write (test/incremental.test.ts, test/uptime-incremental.test.ts).
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { DEFAULT_LIMIT, UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, compactUptime, type UptimeTuple } from '../../api/hosts-shared.js';
 import type { SortKey } from '../../api/keys.js';
@@ -37,7 +35,8 @@ import type { HostRole } from '../../derive/hosts/read.js';
 import { ROLLUP_TABLES, type Resolution } from '../../derive/hosts/rollup.js';
 import { DAY, dayStart, HOUR, hourStart, monthStart } from '../../derive/hosts/time.js';
 import { SNAPSHOT_INFO_PATH } from '../../edge/resolve.js';
-import { LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../../edge/list-format.js';
+import { LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type ListRoot } from '../../edge/list-format.js';
+import { level0Of } from '../list-patch.js';
 import type { RenderContext, UptimeReport } from '../context.js';
 import { ListWriter, pendingOf, type FileSink, type ListWriterOptions, type Pending } from '../lists.js';
 
@@ -95,7 +94,7 @@ function patchBasis(ctx: RenderContext): Basis | string {
   if (!hasChanges) return 'no uptime change set';
   let prevNowMs = NaN;
   try {
-    const info = JSON.parse(fs.readFileSync(path.join(ctx.sink.outDir, SNAPSHOT_INFO_PATH), 'utf8')) as { generated_at?: unknown };
+    const info = ctx.readPrevious(SNAPSHOT_INFO_PATH) as { generated_at?: unknown };
     if (typeof info.generated_at === 'string') prevNowMs = Date.parse(info.generated_at);
   } catch {
     // no clock of the previous build
@@ -105,17 +104,6 @@ function patchBasis(ctx: RenderContext): Basis | string {
   if (ctx.nowMs - prevNowMs > PATCH_CLOCK_MAX) return 'the clock moved on more than a day';
   const q = ctx.db.prepare('SELECT at FROM temp.render_uptime WHERE host_id = ? AND kind = ?').pluck();
   return { prevNowMs, changedAt: (hostId, resolution) => q.get(hostId, ROLLUP_TABLES[resolution]) as number | undefined };
-}
-
-/** The level-0 entries (chunks) of a root, in list order; inner nodes are read. */
-function level0(root: ListRoot, read: (rel: string) => unknown): IndexEntry[] {
-  const out: IndexEntry[] = [];
-  const visit = (entries: readonly IndexEntry[], level: number): void => {
-    if (level === 0) out.push(...entries);
-    else for (const e of entries) visit((read(e.path) as IndexNode).entries, level - 1);
-  };
-  visit(root.entries, root.level);
-  return out;
 }
 
 /** What a list is written from besides the buckets read from the database (see the file comment). */
@@ -132,14 +120,14 @@ interface Reuse {
 
 /** How a list can be written from the previous build's, or null (write it from every bucket). */
 function reuseOf(ctx: RenderContext, h: UptimeHost, resolution: Resolution, rootPath: string, basis: Basis): Reuse | null {
-  const read = (rel: string): unknown => JSON.parse(fs.readFileSync(path.join(ctx.sink.outDir, rel), 'utf8'));
+  const read = (rel: string): unknown => ctx.readPrevious(rel);
   try {
     const root = read(rootPath) as ListRoot;
     if (root.format !== LIST_FORMAT_HEAD || root.head === undefined) return null;
     // Every bucket before `from` is unchanged since the previous build and closed (not open) at both
     // clocks (open at the new clock: bucket_start >= openFrom(now)).
     const from = Math.min(basis.changedAt(h.id, resolution) ?? Infinity, openFrom(resolution, ctx.nowMs), openFrom(resolution, basis.prevNowMs));
-    const entries = level0(root, read);
+    const entries = level0Of(root, read);
     // The first kept chunk: not the first entry, and the item before it (the last of the entry before)
     // older than `from`.
     let m = 1;

@@ -10,8 +10,6 @@
 // its item as the previous build stored it (read from the identifier index) and as it is now give the
 // keys to remove and the items to put in each list it was or is in; src/render/list-patch.ts rewrites
 // only the chunks around those keys.
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Direction, SortKey } from '../../api/keys.js';
 import { compareKeys } from '../../api/keys.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
@@ -216,9 +214,8 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
        LEFT JOIN participant_list l ON l.participant_id = u.participant_id`,
     )
     .all() as ChangedRow[];
-  // The previous build's own files (the plan checked its manifest), read as the format they were
-  // written in: the casts below name that format.
-  const readFile = (rel: string): unknown => JSON.parse(fs.readFileSync(path.join(ctx.sink.outDir, rel), 'utf8'));
+  // The previous build's own files, read as the format they were written in: the casts below name it.
+  const readFile = (rel: string): unknown => ctx.readPrevious(rel);
   const before = storedItems(rows.map((r) => [r.id_value, r.id_pid]), readFile(idRoot) as ListRoot, readFile);
 
   const lists = new Map<string, ListChanges>();
@@ -291,12 +288,13 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     }
     const unit = store.unit(root);
     const held = store.paths(unit);
+    const sink = ctx.unitSink(unit);
     const r = patchList({
       root: readFile(root) as ListRoot,
       read: readFile,
       ops,
       opts,
-      sink: ctx.unitSink(unit),
+      sink,
       facetsOf: (stored) => facetsOf(expandParticipant(stored as StoredParticipant)),
       holds: (p) => held.has(p),
     });
@@ -305,7 +303,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
       store.drop(root);
       continue;
     }
-    ctx.unitSink(unit).put(root, new TextEncoder().encode(JSON.stringify(r.root)), 'application/json', 'mutable');
+    sink.put(root, new TextEncoder().encode(JSON.stringify(r.root)), 'application/json', 'mutable');
     const keep = new Set(r.paths);
     keep.add(root);
     store.retire(unit, [...held].filter((p) => !keep.has(p)));
