@@ -2,6 +2,7 @@
 // of the route table rendered, byte-identical rebuilds that rewrite nothing, and stale files removed.
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_LIST } from '../src/api/routes.js';
 import { defaultConfig } from '../src/config/index.js';
@@ -10,6 +11,7 @@ import { verifySnapshot } from '../src/render/verify.js';
 import { runCli } from './helpers/cli.js';
 import { copyOfSmallDemoDb } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
+import { tree as treeBytes } from './helpers/tree.js';
 
 const NOW = Date.parse('2026-11-22T00:00:00Z');
 
@@ -80,5 +82,29 @@ describe('build', () => {
     expect(again.removed).toBe(1);
     expect(fs.existsSync(stale)).toBe(false);
     expect(fs.existsSync(path.dirname(stale))).toBe(false);
+  }, 300_000);
+
+  // A full build renders the uptime lists and a share of the participants' records in a worker thread
+  // (src/render/offload.ts); the same build on one thread gives the same files and the same state.
+  it('a full build with the render worker equals one on the calling thread, and leaves no records file', () => {
+    const single = tempDir('build-single-');
+    const one = runBuild({ config: defaultConfig(), dbPath: db, outDir: single, nowMs: NOW, worker: false });
+    expect(one.written).toBe(first.written);
+    expect(one.written_by_class).toEqual(first.written_by_class);
+    const a = treeBytes(out);
+    const b = treeBytes(single);
+    expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
+    expect([...a].filter(([p, bytes]) => !b.get(p)!.equals(bytes)).map(([p]) => p)).toEqual([]);
+    // Every file is recorded with its render unit in both states (the worker's rows were merged).
+    const rows = (dir: string): unknown[] => {
+      const s = new Database(`${dir}.state.sqlite`, { readonly: true });
+      try {
+        return s.prepare('SELECT path, unit >= 0 AS participant_or_build, sha256 FROM files ORDER BY path, unit').raw().all();
+      } finally {
+        s.close();
+      }
+    };
+    expect(rows(out)).toEqual(rows(single));
+    expect(fs.readdirSync(path.dirname(out)).filter((f) => f.startsWith(path.basename(out)) && f.endsWith('.worker'))).toEqual([]);
   }, 300_000);
 });

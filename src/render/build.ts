@@ -19,6 +19,7 @@ import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RenderContext, type ListsReport, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
+import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
@@ -35,6 +36,11 @@ export interface BuildOptions {
   nowMs: number;
   /** Render every file, whatever the previous build left (`build --full`). */
   full?: boolean;
+  /**
+   * A full render renders some routes in a worker thread (src/render/offload.ts); false renders every
+   * route on the calling thread. Default true. For tests and benchmarks.
+   */
+  worker?: boolean;
   /**
    * Most participants whose list item changed for which an incremental build patches the participant
    * lists in place (more: it writes them in full; -1 always does). Default:
@@ -109,12 +115,41 @@ interface RenderArgs {
 }
 
 function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: RenderState, a: RenderArgs): BuildSummary {
-  const { upto, fingerprint, generatedAt, progress } = a;
+  const { upto, fingerprint, progress } = a;
   const plan = state.plan({ db, fingerprint, forceFull: opts.full === true, upto });
   const emptyAtStart = !fs.existsSync(opts.outDir) || fs.readdirSync(opts.outDir).length === 0;
   const dbId = databaseId(db);
   const seatsNow = currentSeats(db);
   progress(`render: ${plan.mode} (${plan.reason})`);
+  // A full render shares the work with a worker thread; its records file is attached to the state
+  // before the state's transaction begins (ATTACH cannot run inside one).
+  const recordsPath = recordsPathOf(state.file);
+  const useWorker = plan.mode === 'full' && opts.worker !== false;
+  if (useWorker) {
+    createRecords(recordsPath);
+    state.db.prepare('ATTACH DATABASE ? AS offload').run(recordsPath);
+  } else removeRecords(recordsPath);
+  try {
+    return renderWith(opts, db, state, a, plan, { emptyAtStart, dbId, seatsNow, recordsPath: useWorker ? recordsPath : null });
+  } finally {
+    if (useWorker) {
+      if (state.db.inTransaction) state.db.exec('ROLLBACK');
+      state.db.exec('DETACH DATABASE offload');
+      removeRecords(recordsPath);
+    }
+  }
+}
+
+function renderWith(
+  opts: BuildOptions,
+  db: ReturnType<typeof openDb>,
+  state: RenderState,
+  a: RenderArgs,
+  plan: RenderPlan,
+  b: { emptyAtStart: boolean; dbId: string; seatsNow: Map<string, string>; recordsPath: string | null },
+): BuildSummary {
+  const { upto, fingerprint, generatedAt, progress } = a;
+  const { emptyAtStart, dbId, seatsNow, recordsPath } = b;
   state.begin();
   // Renderers read from one consistent database state.
   db.exec('BEGIN');
@@ -134,12 +169,18 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     } else {
       state.forgetAll();
     }
-    sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' && !plan.recovering ? state.retiredSha() : undefined });
-    const ctx = new RenderContext(db, opts.nowMs, sink, { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes }, jsonBody,
+    sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' && !plan.recovering ? state.retiredSha() : undefined, fresh: emptyAtStart });
+    const renderOpts = { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes };
+    const offload =
+      recordsPath === null
+        ? null
+        : Offload.start({ routes: OFFLOADED_ROUTES, dbPath: opts.dbPath, outDir: opts.outDir, recordsPath, nowMs: opts.nowMs, opts: renderOpts, fresh: emptyAtStart, ids: participantIds(db) });
+    const ctx = new RenderContext(db, opts.nowMs, sink, renderOpts, jsonBody,
       progress,
       plan.mode === 'incremental' ? 'changed' : 'all',
       // A killed build may have rewritten list roots on disk: write the lists in full then.
       state.listStore(plan.mode === 'incremental' && !plan.recovering, opts.listPatchLimit),
+      offload?.batches,
     );
     // The discovery documents depend on the configuration, not on the database.
     const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
@@ -148,20 +189,45 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
         sink.put('openapi.json', jsonBody(openApiDocument({ baseUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations })), 'application/json', 'mutable'),
       'discovery.api_catalog': () => sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url)), 'application/linkset+json', 'mutable'),
     };
-    for (const route of ROUTE_LIST) {
-      if (EDGE_ONLY.has(route.id)) continue;
-      const renderRoute = RENDERERS[route.id] ?? discovery[route.id];
-      if (!renderRoute) {
-        missing.push(route.id);
-        continue;
+    try {
+      for (const route of ROUTE_LIST) {
+        if (EDGE_ONLY.has(route.id)) continue;
+        const renderRoute = RENDERERS[route.id] ?? discovery[route.id];
+        if (!renderRoute) {
+          missing.push(route.id);
+          continue;
+        }
+        if (offload?.routes.includes(route.id)) continue;
+        const r0 = performance.now();
+        progress(`render: ${route.id}`);
+        renderRoute(ctx);
+        routes[route.id] = { seconds: Math.round(performance.now() - r0) / 1000 };
       }
-      const r0 = performance.now();
-      progress(`render: ${route.id}`);
-      renderRoute(ctx);
-      routes[route.id] = { seconds: Math.round(performance.now() - r0) / 1000 };
+      // The main thread's share of the route both threads render (src/render/offload.ts).
+      if (offload !== null) {
+        const r0 = performance.now();
+        progress(`render: ${SHARED_ROUTE} (with the worker)`);
+        RENDERERS[SHARED_ROUTE]!(ctx);
+        routes[SHARED_ROUTE] = { seconds: Math.round(performance.now() - r0) / 1000 };
+      }
+    } catch (e) {
+      offload?.abort();
+      throw e;
     }
     lists = ctx.listsReport;
     uptime = ctx.uptimeReport;
+    if (offload !== null) {
+      const report = offload.join(progress);
+      // Both threads' seconds in SHARED_ROUTE: the longer span.
+      for (const [id, r] of Object.entries(report.routes)) routes[id] = { seconds: Math.max(r.seconds, routes[id]?.seconds ?? 0) };
+      lists ??= report.lists;
+      uptime ??= report.uptime;
+      sink.absorb(report.stats);
+      // The worker's rows, sorted: the state's index grows in path order.
+      state.db.exec(`INSERT OR REPLACE INTO main.files (path, unit, sha256, bytes, content_type, cache_class)
+                     SELECT path, unit, sha256, bytes, content_type, cache_class FROM offload.files ORDER BY path, unit;
+                     INSERT INTO main.lists (root, unit) SELECT root, unit FROM offload.lists ORDER BY root`);
+    }
   } finally {
     db.exec('COMMIT');
   }
@@ -194,6 +260,12 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     bytes: manifest.bytes,
     seconds: Math.round(performance.now() - a.t0) / 1000,
   };
+}
+
+/** The range of participant ids (the batches of the route both threads of a full build render). */
+function participantIds(db: ReturnType<typeof openDb>): { min: number; max: number } {
+  const r = db.prepare('SELECT min(participant_id) AS min, max(participant_id) AS max FROM participant_list').get() as { min: number | null; max: number | null };
+  return { min: r.min ?? 0, max: r.max ?? -1 };
 }
 
 /** The manifest.json an earlier build wrote (the plan checked its hash). */

@@ -92,6 +92,11 @@ export class RenderContext {
     readonly participants: 'all' | 'changed' = 'all',
     /** The lists kept from build to build (none: every list is the build's, unit 0). */
     readonly lists?: ListStore,
+    /**
+     * With every participant: forEachParticipant takes ranges of participant ids from here, shared with
+     * another thread rendering the same route (src/render/offload.ts), instead of walking them all.
+     */
+    readonly batches?: { next(): [lo: number, hi: number] | null },
   ) {}
 
   /**
@@ -123,6 +128,20 @@ export class RenderContext {
    * participant's render unit. Batched: no statement stays open while `fn` queries.
    */
   forEachParticipant(fn: (p: ParticipantUnit) => void): void {
+    if (this.participants === 'all' && this.batches !== undefined) {
+      const range = this.db.prepare('SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id >= ? AND participant_id < ? ORDER BY participant_id');
+      try {
+        for (let b = this.batches.next(); b !== null; b = this.batches.next()) {
+          for (const r of range.all(b[0], b[1]) as ParticipantUnit[]) {
+            this.sink.unit = r.participant_id;
+            fn(r);
+          }
+        }
+      } finally {
+        this.sink.unit = BUILD_UNIT;
+      }
+      return;
+    }
     const q = this.db.prepare(
       this.participants === 'all'
         ? `SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? ORDER BY participant_id LIMIT ${UNIT_BATCH}`

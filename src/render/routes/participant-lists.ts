@@ -62,8 +62,7 @@ type Layout = Pick<ListWriterOptions, 'minItems' | 'entryCounts'>;
 const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
 const MAIN_LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS, entryCounts: false };
 
-/** The column behind each posting dimension (its value is the item's, see postingValue). */
-const POSTING_COLUMN: Record<PostingDimension, string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id' };
+/** The value of an item in a posting dimension. */
 function postingValue(item: ParticipantListItem, dim: PostingDimension): string | null {
   return dim === 'country' ? item.country : dim === 'scheme' ? item.scheme : dim === 'smp' ? item.smp : item.ap_seat_id;
 }
@@ -74,7 +73,7 @@ function facetsOf(item: ParticipantListItem): Record<string, string[]> {
   return out;
 }
 
-export function renderParticipantsList(ctx: RenderContext): void {
+export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = TRIGRAM_WRITERS_MAX): void {
   const { db } = ctx;
   const seatNames = curatedSeatNames(db);
   const body = participantsList(db, { sort: DEFAULT_SORT, limit: LIMIT_DEFAULT }, ctx.nowMs);
@@ -84,7 +83,7 @@ export function renderParticipantsList(ctx: RenderContext): void {
   // A full write. In an incremental build the lists kept so far go first (their files are retired;
   // those written again stay).
   for (const root of ctx.lists?.roots(LISTS_PREFIX) ?? []) ctx.lists!.drop(root);
-  ctx.listsReport = { mode: 'written', lists: writeLists(ctx, seatNames), chunks_read: 0 };
+  ctx.listsReport = { mode: 'written', lists: writeLists(ctx, seatNames, trigramWritersMax), chunks_read: 0 };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -105,7 +104,7 @@ function* namedParticipants(ctx: RenderContext): Generator<NameRow[]> {
 
 /**
  * Writes one list in the default order per group of a row stream ordered by group, then by the default
- * order (posting lists of a facet value, trigram lists).
+ * order (the trigram lists left over by the default-order pass).
  */
 function writeDefaultOrderLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], seatNames: ReadonlyMap<string, string>): number {
   const dflt = listOrder(DEFAULT_SORT);
@@ -126,12 +125,23 @@ function writeDefaultOrderLists(ctx: RenderContext, rows: Iterable<ListRow & { g
   return n;
 }
 
+/**
+ * Most trigram lists the default-order pass writes at once. Each open list holds its unfinished chunk
+ * (at most chunk_max_bytes of items, shared with the other lists), so this bounds the pass's memory; the
+ * trigrams first met after it is reached are written afterwards from a sorted temporary table. The
+ * demo's names have about 3,000 trigrams.
+ */
+export const TRIGRAM_WRITERS_MAX = 8192;
+
 /** Writes every list; returns how many. */
-function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>): number {
+function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, trigramWritersMax: number): number {
   const { db } = ctx;
   let lists = PARTICIPANT_SORTS.length + 1;
-  // The six main lists.
+  const dflt = listOrder(DEFAULT_SORT);
+  const dfltDirs = dirsOf(dflt);
+  // The main lists other than the default order, one pass each.
   for (const sort of PARTICIPANT_SORTS) {
+    if (sort === DEFAULT_SORT) continue;
     const order = listOrder(sort);
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirsOf(order), MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
@@ -141,14 +151,47 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     w.finish();
   }
 
-  // Posting lists per facet value, default order.
-  const dflt = listOrder(DEFAULT_SORT);
-  for (const dim of POSTING_DIMENSIONS) {
-    const col = POSTING_COLUMN[dim];
-    // Values in descending order too, so the whole ORDER BY is the backward scan of the index
-    // (dim, first_seen_at, pid): no sort.
-    const sql = `SELECT ${col} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${col} IS NOT NULL ORDER BY ${col} DESC, ${orderSql(dflt)}`;
-    lists += writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v), seatNames);
+  // One pass in the default order writes the main list of that order, the posting list of each facet
+  // value and the trigram lists of folded names (rule 2): they share the order, so an item's JSON, key
+  // and boundary are computed once and the same item goes into every list it belongs to. A chunk's
+  // end depends only on the list's own items, so lists written side by side are the lists written one
+  // by one.
+  const overflow = new Set<string>();
+  {
+    type Writer = ReturnType<RenderContext['list']>;
+    const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
+    const postings = new Map<string, Writer>();
+    const trigrams = new Map<string, Writer>();
+    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`).iterate() as IterableIterator<ListRow>) {
+      const item = listItemOf(r, seatNames);
+      const p = pendingOf(JSON.stringify(storeParticipant(item)), listKey(dflt, item), facetsOf(item));
+      main.addPending(p);
+      for (const dim of POSTING_DIMENSIONS) {
+        const v = postingValue(item, dim);
+        if (v === null) continue;
+        const k = `${dim}\u0000${v}`;
+        let w = postings.get(k);
+        if (w === undefined) postings.set(k, (w = ctx.list(LIST_ROUTE, postingPartition(dim, v), dfltDirs, undefined, LAYOUT, true)));
+        w.addPending(p);
+      }
+      if (item.name === null) continue;
+      for (const t of trigramsOf(foldName(item.name))) {
+        let w = trigrams.get(t);
+        if (w === undefined) {
+          if (overflow.has(t)) continue;
+          if (trigrams.size >= trigramWritersMax) {
+            overflow.add(t);
+            continue;
+          }
+          trigrams.set(t, (w = ctx.list(LIST_ROUTE, trigramPartition(t), dfltDirs, undefined, LAYOUT, true)));
+        }
+        w.addPending(p);
+      }
+    }
+    main.finish();
+    for (const w of postings.values()) w.finish();
+    for (const w of trigrams.values()) w.finish();
+    lists += postings.size + trigrams.size;
   }
 
   // The identifier index: [value, id] ascending (rule 1 of the participant list).
@@ -160,23 +203,24 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     w.finish();
   }
 
-  // Trigram posting lists of folded names (rule 2), in the default order (a name search walks the
-  // rarest one): the (trigram, participant) pairs go into a plain temporary table (appends), and one
-  // index built afterwards (SQLite's external sort) gives them in list order; nothing
-  // participant-sized is held in memory (the temporary database is on disk while rendering).
-  db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL)');
-  try {
-    const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
-    const insertBatch = db.transaction((rows: NameRow[]) => {
-      for (const r of rows) for (const t of trigramsOf(foldName(r.name))) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
-    });
-    for (const rows of namedParticipants(ctx)) insertBatch(rows);
-    db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
-    const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
-    const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
-    lists += writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, seatNames);
-  } finally {
-    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
+  // The trigrams left over: their (trigram, participant) pairs go into a plain temporary table
+  // (appends), and one index built afterwards (SQLite's external sort) gives them in list order;
+  // nothing participant-sized is held in memory (the temporary database is on disk while rendering).
+  if (overflow.size > 0) {
+    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL)');
+    try {
+      const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
+      const insertBatch = db.transaction((rows: NameRow[]) => {
+        for (const r of rows) for (const t of trigramsOf(foldName(r.name))) if (overflow.has(t)) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
+      });
+      for (const rows of namedParticipants(ctx)) insertBatch(rows);
+      db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
+      const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
+      const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
+      lists += writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, seatNames);
+    } finally {
+      db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
+    }
   }
   return lists;
 }

@@ -15,13 +15,15 @@ import { participantEvents, participantHistory } from '../../derive/participants
 import type { ParticipantUnit, RenderContext } from '../context.js';
 import type { ParticipantRecord, RecordPage } from '../../api/participant-record.js';
 import { statement } from '../../db/statements.js';
-import { renderParticipantsList } from './participant-lists.js';
+import { renderParticipantsList, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
 
 export interface ParticipantRenderOptions {
   /** A participant's events or history are also written as a list when they hold more items than this. */
   perParticipantListMin: number;
+  /** Most trigram lists written at once (src/render/routes/participant-lists.ts TRIGRAM_WRITERS_MAX). */
+  trigramWritersMax: number;
 }
-const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAULT };
+const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAULT, trigramWritersMax: TRIGRAM_WRITERS_MAX };
 
 /**
  * Each participant's record (src/api/participant-record.ts), its one object under `v1/participants`:
@@ -86,7 +88,7 @@ export function renderStatsParticipants(ctx: RenderContext): void {
 export function participantRenderers(opts: Partial<ParticipantRenderOptions> = {}): Record<string, (ctx: RenderContext) => void> {
   const o = { ...DEFAULTS, ...opts };
   return {
-    [LIST_ROUTE]: renderParticipantsList,
+    [LIST_ROUTE]: (ctx) => renderParticipantsList(ctx, o.trigramWritersMax),
     // One renderer writes each participant's record (detail, first pages of history and events) and
     // its stored lists; the events and history routes have no files of their own to render.
     [DETAIL_ROUTE]: (ctx) => renderParticipantsDetail(ctx, o),

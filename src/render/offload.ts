@@ -1,0 +1,216 @@
+// A full build renders some routes in a worker thread while the main thread renders the others
+// (docs/incremental.md "Full builds on two cores"). A full build of the peppol network is CPU-bound on
+// one core (SQLite reads, JSON, hashing); the machine has two. The worker renders OFFLOADED_ROUTES with
+// the same renderers, from its own read-only connection to the same database state (nothing writes
+// the database while a build renders), into the same output directory: no two routes write the same
+// mutable file, and a content-addressed file written by both is the same bytes.
+//
+// What the worker records (each file with its render unit, the kept lists with theirs) goes into a
+// SQLite file of its own beside the state file, attached to the state's connection before the build's
+// transaction; when the worker is done the main thread copies the rows into the state (sorted by path,
+// so the state's index grows in order) within that transaction. The kept lists of the worker take
+// units from WORKER_UNIT_BASE down, apart from the main thread's (from -1 down).
+//
+// runBuild is synchronous, so the main thread joins the worker by blocking on a shared word
+// (Atomics.wait), and reads the worker's report with receiveMessageOnPort. A worker that stops putting
+// files for STALL_MS is taken as dead (an out-of-memory end posts nothing).
+import fs from 'node:fs';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import type { ListStore, ListsReport, RenderOptions, UptimeReport } from './context.js';
+import type { SinkStats } from './sink.js';
+
+/**
+ * The routes a full build renders in the worker: the uptime lists, then its share of the participants'
+ * own files (SHARED_ROUTE). The main thread renders every other route, then takes its share of
+ * SHARED_ROUTE too: both threads take batches of participants from one shared counter until none is
+ * left, so they end about together whatever the mix of hosts and participants.
+ */
+export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'participants.detail'];
+/** The route both threads render, batch by batch (RenderContext.forEachParticipant). */
+export const SHARED_ROUTE = 'participants.detail';
+/** Participant ids per batch of SHARED_ROUTE. */
+const BATCH_IDS = 2000;
+
+/** The first unit of the worker's kept lists (the main thread's count down from -1). */
+export const WORKER_UNIT_BASE = -1_000_000_000;
+
+/** A worker that puts no file for this long is taken as dead. */
+const STALL_MS = 10 * 60_000;
+
+/** The rows the worker records: the state's `files` and `lists` without their keys (appends; merged sorted). */
+export const RECORDS_DDL = `
+  CREATE TABLE files (path TEXT NOT NULL, unit INTEGER NOT NULL, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, content_type TEXT NOT NULL, cache_class TEXT NOT NULL);
+  CREATE TABLE lists (root TEXT PRIMARY KEY, unit INTEGER NOT NULL) WITHOUT ROWID;
+`;
+
+/** What the worker is given (workerData). */
+export interface OffloadJob {
+  routes: readonly string[];
+  dbPath: string;
+  outDir: string;
+  recordsPath: string;
+  nowMs: number;
+  opts: RenderOptions;
+  fresh: boolean;
+  /** Shared words: [0] status (0 running, 1 done, 2 failed), [1] files put so far, [2] next batch of SHARED_ROUTE. */
+  shared: SharedArrayBuffer;
+  /** The participant ids SHARED_ROUTE's batches cover. */
+  ids: { min: number; max: number };
+  port: MessagePort;
+}
+
+/** What the worker reports when done. */
+export interface OffloadReport {
+  routes: Record<string, { seconds: number }>;
+  stats: SinkStats;
+  lists: ListsReport | null;
+  uptime: UptimeReport | null;
+}
+
+/**
+ * The batches of SHARED_ROUTE, shared by both threads: ranges of BATCH_IDS participant ids from
+ * `ids.min`, each taken once.
+ */
+export class SharedBatches {
+  private readonly words: Int32Array;
+  constructor(
+    shared: SharedArrayBuffer,
+    private readonly ids: { min: number; max: number },
+  ) {
+    this.words = new Int32Array(shared);
+  }
+
+  /** The next range [lo, hi) of participant ids, or null when every range is taken. */
+  next(): [number, number] | null {
+    const k = Atomics.add(this.words, 2, 1);
+    const lo = this.ids.min + k * BATCH_IDS;
+    return lo > this.ids.max ? null : [lo, lo + BATCH_IDS];
+  }
+}
+
+export type OffloadMessage = { ok: true; report: OffloadReport } | { ok: false; error: string };
+
+/** The worker script: next to the bundle in dist/, or dist/ of the project when running from source. */
+function workerUrl(): URL {
+  const here = import.meta.url;
+  return here.endsWith('.ts') ? new URL('../../dist/render-worker.mjs', here) : new URL('./render-worker.mjs', here);
+}
+
+/** The records file of a state file. */
+export function recordsPathOf(stateFile: string): string {
+  return `${stateFile}.worker`;
+}
+
+/** Removes a records file and its journal (leftovers of a killed build too). */
+export function removeRecords(recordsPath: string): void {
+  for (const p of [recordsPath, `${recordsPath}-journal`]) fs.rmSync(p, { force: true });
+}
+
+/** Creates an empty records file (before the state attaches it). */
+export function createRecords(recordsPath: string): void {
+  removeRecords(recordsPath);
+  const db = new Database(recordsPath);
+  try {
+    db.exec(RECORDS_DDL);
+  } finally {
+    db.close();
+  }
+}
+
+export class Offload {
+  private readonly words: Int32Array;
+  private readonly port: MessagePort;
+  private settled = false;
+  /** The main thread's side of SHARED_ROUTE's batches. */
+  readonly batches: SharedBatches;
+
+  private constructor(
+    private readonly worker: Worker,
+    shared: SharedArrayBuffer,
+    port: MessagePort,
+    readonly routes: readonly string[],
+    ids: { min: number; max: number },
+  ) {
+    this.words = new Int32Array(shared);
+    this.port = port;
+    this.batches = new SharedBatches(shared, ids);
+  }
+
+  /** Starts the worker on `routes` (its records file must exist: createRecords). */
+  static start(job: Omit<OffloadJob, 'shared' | 'port'>): Offload {
+    const shared = new SharedArrayBuffer(12);
+    const { port1, port2 } = new MessageChannel();
+    const data: OffloadJob = { ...job, shared, port: port2 };
+    const worker = new Worker(workerUrl(), { workerData: data, transferList: [port2] });
+    // Errors reach the main thread through the port; the events only matter to an idle event loop.
+    worker.on('error', () => {});
+    return new Offload(worker, shared, port1, job.routes, job.ids);
+  }
+
+  /**
+   * Blocks until the worker is done; returns its report or throws its error. `progress` hears how many
+   * files the worker has put, every few seconds.
+   */
+  join(progress: (message: string) => void): OffloadReport {
+    let seen = Atomics.load(this.words, 1);
+    let lastChange = Date.now();
+    let lastPrint = 0;
+    while (Atomics.load(this.words, 0) === 0) {
+      Atomics.wait(this.words, 0, 0, 1000);
+      const now = Date.now();
+      const put = Atomics.load(this.words, 1);
+      if (put !== seen) {
+        seen = put;
+        lastChange = now;
+      } else if (now - lastChange > STALL_MS) {
+        this.abort();
+        throw new Error(`render worker (${this.routes.join(', ')}): no file put for ${STALL_MS / 60_000} minutes; stopped`);
+      }
+      if (now - lastPrint >= 5000) {
+        progress(`render: waiting for the worker (${this.routes.join(', ')}): ${put.toLocaleString('en-US')} files`);
+        lastPrint = now;
+      }
+    }
+    // The report is posted before the status word is set.
+    const m = receiveMessageOnPort(this.port)?.message as OffloadMessage | undefined;
+    this.settled = true;
+    void this.worker.terminate();
+    this.port.close();
+    if (m === undefined) throw new Error(`render worker (${this.routes.join(', ')}) ended without a report`);
+    if (!m.ok) throw new Error(`render worker (${this.routes.join(', ')}): ${m.error}`);
+    return m.report;
+  }
+
+  /** Stops the worker (the main thread failed). */
+  abort(): void {
+    if (this.settled) return;
+    this.settled = true;
+    void this.worker.terminate();
+    this.port.close();
+  }
+}
+
+/** The worker's kept lists: a ListStore over its records file (a full build: none kept before). */
+export function recordsListStore(db: Database.Database): ListStore {
+  const unitOf = db.prepare('SELECT unit FROM lists WHERE root = ?').pluck();
+  const insert = db.prepare('INSERT INTO lists (root, unit) VALUES (?, ?)');
+  let next = WORKER_UNIT_BASE;
+  const none = (what: string): never => {
+    throw new Error(`render worker: ${what} in a full build`);
+  };
+  return {
+    patchable: false,
+    unit: (root) => {
+      const u = unitOf.get(root) as number | undefined;
+      if (u !== undefined) return u;
+      insert.run(root, next);
+      return next--;
+    },
+    has: (root) => unitOf.get(root) !== undefined,
+    paths: () => none('a kept list read'),
+    retire: () => none('a kept list retired'),
+    drop: () => none('a kept list dropped'),
+    roots: () => [],
+  };
+}

@@ -1,0 +1,59 @@
+// Worker thread entry of a full build's offloaded routes (src/render/offload.ts): renders them into the
+// output directory and records their files and kept lists in its records file, then reports.
+import { workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { jsonBody } from '../api/json.js';
+import { openDb } from '../db/index.js';
+import { RenderContext } from './context.js';
+import { recordsListStore, SharedBatches, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
+import { RENDERERS } from './routes/index.js';
+import { DirectorySink } from './sink.js';
+
+// The job the main thread started this worker with (src/render/offload.ts Offload.start).
+const job = workerData as OffloadJob;
+const words = new Int32Array(job.shared);
+
+/** Counts the files put, for the main thread's progress and stall check. */
+class CountingSink extends DirectorySink {
+  override put(...args: Parameters<DirectorySink['put']>): void {
+    super.put(...args);
+    Atomics.add(words, 1, 1);
+  }
+}
+
+function run(): OffloadReport {
+  const db = openDb(job.dbPath, { readonly: true, cacheMiB: 64 });
+  const records = new Database(job.recordsPath);
+  try {
+    records.pragma('journal_mode = OFF');
+    records.pragma('synchronous = OFF');
+    db.exec('BEGIN');
+    records.exec('BEGIN');
+    const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh });
+    const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, 'all', recordsListStore(records), new SharedBatches(job.shared, job.ids));
+    const routes: OffloadReport['routes'] = {};
+    for (const id of job.routes) {
+      const render = RENDERERS[id];
+      if (render === undefined) throw new Error(`no renderer for ${id}`);
+      const t0 = performance.now();
+      render(ctx);
+      routes[id] = { seconds: Math.round(performance.now() - t0) / 1000 };
+    }
+    records.exec('COMMIT');
+    db.exec('COMMIT');
+    return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport };
+  } finally {
+    records.close();
+    db.close();
+  }
+}
+
+let message: OffloadMessage;
+try {
+  message = { ok: true, report: run() };
+} catch (e) {
+  message = { ok: false, error: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+}
+job.port.postMessage(message);
+Atomics.store(words, 0, message.ok ? 1 : 2);
+Atomics.notify(words, 0);
