@@ -41,7 +41,7 @@ import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/i
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
 import type { RenderContext } from '../context.js';
 import { level0Of, patchList, type PatchOp } from '../list-patch.js';
-import { pendingOf, type ListWriterOptions } from '../lists.js';
+import { pendingOf, type ListWriterOptions, type Pending } from '../lists.js';
 
 /** Root paths of every participant list start with this. */
 const LISTS_PREFIX = listRootPath(LIST_ROUTE, ['x']).slice(0, -'x.json'.length);
@@ -164,8 +164,11 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     const trigrams = new Map<string, Writer>();
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
-      const p = pendingOf(JSON.stringify(storeParticipant(item)), listKey(dflt, item), facetsOf(item));
-      main.addPending(p);
+      const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(dflt, item), facetsOf(item));
+      main.addPending(withFacets);
+      // The posting and trigram lists count no facets: their copy lets the facet values go with the
+      // main list's chunk (these lists hold thousands of unfinished chunks at once).
+      const p: Pending = { ...withFacets, facets: undefined };
       for (const dim of POSTING_DIMENSIONS) {
         const v = postingValue(item, dim);
         if (v === null) continue;
