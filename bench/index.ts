@@ -10,6 +10,7 @@ import { benchDerive } from './derive.js';
 import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
 import { benchPublish, s3ServerChild } from './publish.js';
+import { snapshotBytes } from './snapshot.js';
 
 const self = fileURLToPath(import.meta.url);
 const machine = () => `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -116,6 +117,14 @@ program
       progressLog(0),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('snapshot')
+  .description("a built snapshot's objects and bytes by kind (participant records, trigram lists, ...), from its state file")
+  .requiredOption('--out <dir>', 'output directory of a build')
+  .action((o: { out: string }) => {
+    process.stdout.write(`${JSON.stringify(snapshotBytes(o.out))}\n`);
   });
 
 program.command('s3-server <dir> <bucket>', { hidden: true }).action(async (dir: string, bucket: string) => s3ServerChild(dir, bucket));

@@ -1,0 +1,49 @@
+// `npm run bench -- snapshot --out DIR`: a built snapshot's objects and bytes by kind, from the state
+// file beside it (src/render/state.ts: every file with its render unit; the kept lists with theirs).
+// A content-addressed file held by several units is counted once, under the first kind met in path order.
+import Database from 'better-sqlite3';
+import { statePath } from '../src/render/state.js';
+
+export interface SnapshotBytes {
+  out: string;
+  participants: number | null;
+  kinds: Array<{ kind: string; files: number; bytes: number }>;
+  files: number;
+  bytes: number;
+}
+
+/** The kind of a kept list, from its root path (src/api/paths.ts listRootPath: `_xx` escapes). */
+function kindOfRoot(root: string): string {
+  const r = decodeURIComponent(root.replace(/_([0-9a-f]{2})/g, '%$1'));
+  if (r.includes('hosts.uptime/')) return 'uptime lists';
+  if (r.includes('/_names/')) return 'name trigram lists';
+  if (r.includes('/_ids')) return 'identifier index';
+  if (/participants\.list\/first_seen\.desc\/(country|scheme|smp|ap)\//.test(r)) return 'posting lists';
+  if (r.includes('participants.list/')) return 'main participant lists';
+  return 'other kept lists';
+}
+
+export function snapshotBytes(outDir: string): SnapshotBytes {
+  const db = new Database(statePath(outDir), { readonly: true, fileMustExist: true });
+  try {
+    const lists = new Map(db.prepare('SELECT unit, root FROM lists').raw().all() as Array<[number, string]>);
+    const kinds = new Map<string, { files: number; bytes: number }>();
+    let last = '';
+    let participants = 0;
+    for (const [path, unit, bytes] of db.prepare('SELECT path, unit, bytes FROM files ORDER BY path, unit').raw().iterate() as IterableIterator<[string, number, number]>) {
+      if (path === last) continue;
+      // A participant's record: v1/participants/<id>.json (src/api/participant-record.ts).
+      if (unit > 0 && path.startsWith('v1/participants/') && path.split('/').length === 3) participants++;
+      last = path;
+      const kind = unit > 0 ? 'participant records (and their lists)' : unit === 0 ? 'everything else (unit 0)' : kindOfRoot(lists.get(unit) ?? '');
+      const k = kinds.get(kind) ?? { files: 0, bytes: 0 };
+      k.files++;
+      k.bytes += bytes;
+      kinds.set(kind, k);
+    }
+    const all = [...kinds].map(([kind, k]) => ({ kind, ...k })).sort((a, b) => b.bytes - a.bytes);
+    return { out: outDir, participants: participants || null, kinds: all, files: all.reduce((n, k) => n + k.files, 0), bytes: all.reduce((n, k) => n + k.bytes, 0) };
+  } finally {
+    db.close();
+  }
+}
