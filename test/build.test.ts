@@ -89,6 +89,8 @@ describe('build', () => {
   it('a full build with the render worker equals one on the calling thread, and leaves no records file', () => {
     const single = tempDir('build-single-');
     const one = runBuild({ config: defaultConfig(), dbPath: db, outDir: single, nowMs: NOW, worker: false });
+    expect(first.render.threads).toBe(2);
+    expect(one.render.threads).toBe(1);
     expect(one.written).toBe(first.written);
     expect(one.written_by_class).toEqual(first.written_by_class);
     const a = treeBytes(out);

@@ -19,7 +19,7 @@ import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RenderContext, type ListsReport, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
-import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE } from './offload.js';
+import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
@@ -55,7 +55,15 @@ export interface BuildSummary {
   derive: DeriveSummary;
   pruned_probe_rows: number;
   /** Full or incremental render, why, and how many participants' own files were rendered. */
-  render: { mode: RenderPlan['mode']; reason: string; participants: number | null; lists: ListsReport | null; uptime: UptimeReport | null };
+  render: {
+    mode: RenderPlan['mode'];
+    reason: string;
+    participants: number | null;
+    lists: ListsReport | null;
+    uptime: UptimeReport | null;
+    /** 2 when a worker thread shared the render (a full one, src/render/offload.ts), else 1. */
+    threads: 1 | 2;
+  };
   /** The manifest: its shards, and how many were cut again (all of them when written in full). */
   manifest: { mode: 'patched' | 'written'; shards: number; shards_cut: number };
   routes: Record<string, { seconds: number }>;
@@ -131,7 +139,11 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   // A full render shares the work with a worker thread; its records file is attached to the state
   // before the state's transaction begins (ATTACH cannot run inside one).
   const recordsPath = recordsPathOf(state.file);
-  const useWorker = plan.mode === 'full' && opts.worker !== false;
+  let useWorker = plan.mode === 'full' && opts.worker !== false;
+  if (useWorker && !workerAvailable()) {
+    progress('render: the render worker script is missing (build the project: npm run build); rendering on one thread');
+    useWorker = false;
+  }
   if (useWorker) {
     createRecords(recordsPath);
     state.db.prepare('ATTACH DATABASE ? AS offload').run(recordsPath);
@@ -256,7 +268,7 @@ function renderWith(
     generated_at: generatedAt,
     derive: a.derive,
     pruned_probe_rows: a.pruned,
-    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime },
+    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, threads: recordsPath === null ? 1 : 2 },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
     routes,
     missing_routes: missing,

@@ -15,6 +15,7 @@
 // (Atomics.wait), and reads the worker's report with receiveMessageOnPort. A worker that stops putting
 // files for STALL_MS is taken as dead (an out-of-memory end posts nothing).
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { ListStore, ListsReport, RenderOptions, UptimeReport } from './context.js';
@@ -37,6 +38,8 @@ export const WORKER_UNIT_BASE = -1_000_000_000;
 
 /** A worker that puts no file for this long is taken as dead. */
 const STALL_MS = 10 * 60_000;
+/** A worker whose script has not started running after this long failed to load. */
+const START_MS = 60_000;
 
 /** The rows the worker records: the state's `files` and `lists` without their keys (appends; merged sorted). */
 export const RECORDS_DDL = `
@@ -53,7 +56,7 @@ export interface OffloadJob {
   nowMs: number;
   opts: RenderOptions;
   fresh: boolean;
-  /** Shared words: [0] status (0 running, 1 done, 2 failed), [1] files put so far, [2] next batch of SHARED_ROUTE. */
+  /** Shared words: [0] status (0 running, 1 done, 2 failed), [1] files put so far, [2] next batch of SHARED_ROUTE, [3] 1 once the script runs. */
   shared: SharedArrayBuffer;
   /** The participant ids SHARED_ROUTE's batches cover. */
   ids: { min: number; max: number };
@@ -95,6 +98,11 @@ export type OffloadMessage = { ok: true; report: OffloadReport } | { ok: false; 
 function workerUrl(): URL {
   const here = import.meta.url;
   return here.endsWith('.ts') ? new URL('../../dist/render-worker.mjs', here) : new URL('./render-worker.mjs', here);
+}
+
+/** Whether the worker script is there (a checkout not built yet has none: the build then stays on one thread). */
+export function workerAvailable(): boolean {
+  return fs.existsSync(fileURLToPath(workerUrl()));
 }
 
 /** The records file of a state file. */
@@ -139,7 +147,7 @@ export class Offload {
 
   /** Starts the worker on `routes` (its records file must exist: createRecords). */
   static start(job: Omit<OffloadJob, 'shared' | 'port'>): Offload {
-    const shared = new SharedArrayBuffer(12);
+    const shared = new SharedArrayBuffer(16);
     const { port1, port2 } = new MessageChannel();
     const data: OffloadJob = { ...job, shared, port: port2 };
     const worker = new Worker(workerUrl(), { workerData: data, transferList: [port2] });
@@ -154,11 +162,18 @@ export class Offload {
    */
   join(progress: (message: string) => void): OffloadReport {
     let seen = Atomics.load(this.words, 1);
-    let lastChange = Date.now();
+    const started = Date.now();
+    let lastChange = started;
     let lastPrint = 0;
     while (Atomics.load(this.words, 0) === 0) {
       Atomics.wait(this.words, 0, 0, 1000);
       const now = Date.now();
+      // A script that fails to load runs no code and posts nothing (its 'error' event needs the event
+      // loop this thread is blocking).
+      if (Atomics.load(this.words, 3) === 0 && now - started > START_MS) {
+        this.abort();
+        throw new Error(`render worker (${this.routes.join(', ')}): did not start within ${START_MS / 1000} s (${fileURLToPath(workerUrl())})`);
+      }
       const put = Atomics.load(this.words, 1);
       if (put !== seen) {
         seen = put;

@@ -12,6 +12,8 @@ import { DirectorySink } from './sink.js';
 // The job the main thread started this worker with (src/render/offload.ts Offload.start).
 const job = workerData as OffloadJob;
 const words = new Int32Array(job.shared);
+// The script runs (src/render/offload.ts join: a worker that never gets here failed to load).
+Atomics.store(words, 3, 1);
 
 /** Counts the files put, for the main thread's progress and stall check. */
 class CountingSink extends DirectorySink {
