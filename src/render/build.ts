@@ -8,6 +8,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { jsonBody } from '../api/json.js';
 import { apiCatalog, openApiDocument } from '../api/openapi.js';
 import { ROUTE_LIST } from '../api/routes.js';
@@ -78,6 +80,18 @@ export interface BuildSummary {
   seconds: number;
 }
 
+/**
+ * A full garbage collection of this thread's heap. V8 sizes the heap from the live set at its last
+ * full collection, so after a full derive (hundreds of MB allocated, little kept) the render would
+ * otherwise run with a heap limit sized for derive. Node exposes `gc` only behind --expose-gc; the flag
+ * set at run time takes effect for contexts created afterwards, hence the new context.
+ */
+function collectGarbage(): void {
+  v8.setFlagsFromString('--expose-gc');
+  const gc: unknown = runInNewContext('gc');
+  if (typeof gc === 'function') gc();
+}
+
 /** ISO 8601 form of the snapshot clock (whole seconds print without milliseconds). */
 export function isoNow(ms: number): string {
   const s = new Date(ms).toISOString();
@@ -101,6 +115,9 @@ export function runBuild(opts: BuildOptions): BuildSummary {
   try {
     const derive = runDerive(db, { progress });
     const pruned = db.transaction(() => pruneRawProbes(db, opts.nowMs - opts.config.retention.raw_probe_days * DAY_MS))();
+    // What derive allocated is garbage now; collected before rendering, the heap grows from the
+    // render's own live set (docs/benchmarks.md "Full builds on two cores": the first build's peak).
+    if (derive.full) collectGarbage();
     // Rendering sorts whole lists (the orders no index serves) and builds the name trigram table: on
     // disk, with a bounded cache, so memory does not grow with the number of participants.
     db.pragma('temp_store = FILE');
