@@ -1,8 +1,7 @@
 // Readers of the participants and stats steps' tables. They return objects with exactly the spec's
 // field names in the spec's order, `T|null` keys always present, instants as isoTime(). Lists are
 // generators in their published order, each item with its keyset sort key; the API layer pages them.
-import { statement } from '../../db/statements.js';
-import type Database from 'better-sqlite3';
+import { iterating, statement } from '../../db/statements.js';
 import type { Db } from '../../db/index.js';
 import { organisationFromSubject } from '../../feeds/ids.js';
 import type { EventType } from '../events.js';
@@ -234,16 +233,6 @@ function historyDetail(r: HistoryDbRow): Record<string, unknown> {
     case 'smp':
       return { hostname: r.hostname };
   }
-}
-
-/**
- * The connection's prepared statement for `sql` to iterate, or a fresh one while it is busy (an
- * iteration of it not yet ended: a caller may hold a page's generator open while reading another).
- * Preparing per call was a tenth of a full build's CPU (src/db/statements.ts).
- */
-function iterating(db: Db, sql: string): Database.Statement {
-  const s = statement(db, sql);
-  return s.busy ? db.prepare(sql) : s;
 }
 
 /** A participant's facts history, newest first (valid_from DESC, fact ASC); empty when unknown. */
