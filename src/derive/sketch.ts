@@ -39,11 +39,12 @@ const valueTable = new Float64Array(2 * VALUE_TABLE_HALF).fill(Number.NaN);
  */
 export function bucketValue(i: number): number {
   const at = i + VALUE_TABLE_HALF;
-  if (at < 0 || at >= valueTable.length || !Number.isInteger(i)) return (2 * Math.pow(SKETCH_GAMMA, i)) / (SKETCH_GAMMA + 1);
+  if (at < 0 || at >= valueTable.length || !Number.isInteger(i)) return valueOf(i);
   let v = valueTable[at]!;
-  if (Number.isNaN(v)) valueTable[at] = v = (2 * Math.pow(SKETCH_GAMMA, i)) / (SKETCH_GAMMA + 1);
+  if (Number.isNaN(v)) valueTable[at] = v = valueOf(i);
   return v;
 }
+const valueOf = (i: number): number => (2 * Math.pow(SKETCH_GAMMA, i)) / (SKETCH_GAMMA + 1);
 
 /** Rank (1-based) of the nearest-rank p-th percentile among n values; p in (0, 100]. */
 export function nearestRank(p: number, n: number): number {

@@ -21,7 +21,7 @@ import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RenderContext, type ListsReport, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
-import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, workerAvailable } from './offload.js';
+import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
@@ -234,20 +234,16 @@ function renderWith(
           continue;
         }
         if (offload?.routes.includes(route.id)) continue;
-        const r0 = performance.now();
         progress(`render: ${route.id}`);
-        renderRoute(ctx);
-        routes[route.id] = { seconds: Math.round(performance.now() - r0) / 1000 };
+        timedRender(routes, route.id, () => renderRoute(ctx));
       }
       // The main thread's share of the route both threads render (src/render/offload.ts).
       if (offload !== null) {
-        const r0 = performance.now();
         progress(`render: ${SHARED_ROUTE} (with the worker)`);
-        RENDERERS[SHARED_ROUTE]!(ctx);
-        routes[SHARED_ROUTE] = { seconds: Math.round(performance.now() - r0) / 1000 };
+        timedRender(routes, SHARED_ROUTE, () => RENDERERS[SHARED_ROUTE]!(ctx));
       }
     } catch (e) {
-      offload?.abort();
+      offload?.stop();
       throw e;
     }
     lists = ctx.listsReport;

@@ -124,22 +124,28 @@ export class RenderContext {
 
   /**
    * Calls `fn` for each participant whose own files (detail, first events and history pages, their
-   * lists) this build renders, in participant_id order; the files `fn` puts belong to the
-   * participant's render unit. Batched: no statement stays open while `fn` queries.
+   * lists) this build renders, in participant_id order (with shared `batches`: this thread's share,
+   * in order); the files `fn` puts belong to the participant's render unit. Batched: no statement
+   * stays open while `fn` queries.
    */
   forEachParticipant(fn: (p: ParticipantUnit) => void): void {
+    try {
+      for (const rows of this.participantBatches()) {
+        for (const r of rows) {
+          this.sink.unit = r.participant_id;
+          fn(r);
+        }
+      }
+    } finally {
+      this.sink.unit = BUILD_UNIT;
+    }
+  }
+
+  /** The participants of forEachParticipant, a batch at a time. */
+  private *participantBatches(): Generator<ParticipantUnit[]> {
     if (this.participants === 'all' && this.batches !== undefined) {
       const range = this.db.prepare('SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id >= ? AND participant_id < ? ORDER BY participant_id');
-      try {
-        for (let b = this.batches.next(); b !== null; b = this.batches.next()) {
-          for (const r of range.all(b[0], b[1]) as ParticipantUnit[]) {
-            this.sink.unit = r.participant_id;
-            fn(r);
-          }
-        }
-      } finally {
-        this.sink.unit = BUILD_UNIT;
-      }
+      for (let b = this.batches.next(); b !== null; b = this.batches.next()) yield range.all(b[0], b[1]) as ParticipantUnit[];
       return;
     }
     const q = this.db.prepare(
@@ -148,20 +154,7 @@ export class RenderContext {
         : `SELECT l.participant_id, l.pid, l.name, l.first_seen_at FROM temp.render_participants u JOIN participant_list l ON l.participant_id = u.participant_id
            WHERE u.participant_id > ? ORDER BY u.participant_id LIMIT ${UNIT_BATCH}`,
     );
-    let last = -Infinity;
-    try {
-      for (;;) {
-        const rows = q.all(last) as ParticipantUnit[];
-        if (rows.length === 0) return;
-        for (const r of rows) {
-          this.sink.unit = r.participant_id;
-          fn(r);
-        }
-        last = rows[rows.length - 1]!.participant_id;
-      }
-    } finally {
-      this.sink.unit = BUILD_UNIT;
-    }
+    for (let rows = q.all(-Infinity) as ParticipantUnit[]; rows.length > 0; rows = q.all(rows[rows.length - 1]!.participant_id) as ParticipantUnit[]) yield rows;
   }
 
   /** Writes the exact file of a URL path (segments after the leading slash, unencoded). */

@@ -71,6 +71,13 @@ export interface OffloadReport {
   uptime: UptimeReport | null;
 }
 
+/** Runs one route's renderer and records its seconds in `routes` (both threads' route loops). */
+export function timedRender(routes: Record<string, { seconds: number }>, id: string, render: () => void): void {
+  const t0 = performance.now();
+  render();
+  routes[id] = { seconds: Math.round(performance.now() - t0) / 1000 };
+}
+
 /**
  * The batches of SHARED_ROUTE, shared by both threads: ranges of BATCH_IDS participant ids from
  * `ids.min`, each taken once.
@@ -171,7 +178,7 @@ export class Offload {
       // A script that fails to load runs no code and posts nothing (its 'error' event needs the event
       // loop this thread is blocking).
       if (Atomics.load(this.words, 3) === 0 && now - started > START_MS) {
-        this.abort();
+        this.stop();
         throw new Error(`render worker (${this.routes.join(', ')}): did not start within ${START_MS / 1000} s (${fileURLToPath(workerUrl())})`);
       }
       const put = Atomics.load(this.words, 1);
@@ -179,7 +186,7 @@ export class Offload {
         seen = put;
         lastChange = now;
       } else if (now - lastChange > STALL_MS) {
-        this.abort();
+        this.stop();
         throw new Error(`render worker (${this.routes.join(', ')}): no file put for ${STALL_MS / 60_000} minutes; stopped`);
       }
       if (now - lastPrint >= 5000) {
@@ -189,16 +196,14 @@ export class Offload {
     }
     // The report is posted before the status word is set.
     const m = receiveMessageOnPort(this.port)?.message as OffloadMessage | undefined;
-    this.settled = true;
-    void this.worker.terminate();
-    this.port.close();
+    this.stop();
     if (m === undefined) throw new Error(`render worker (${this.routes.join(', ')}) ended without a report`);
     if (!m.ok) throw new Error(`render worker (${this.routes.join(', ')}): ${m.error}`);
     return m.report;
   }
 
-  /** Stops the worker (the main thread failed). */
-  abort(): void {
+  /** Stops the worker and closes the port (once: the worker is done, or the main thread failed). */
+  stop(): void {
     if (this.settled) return;
     this.settled = true;
     void this.worker.terminate();

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { jsonBody } from '../api/json.js';
 import { openDb } from '../db/index.js';
 import { RenderContext } from './context.js';
-import { recordsListStore, SharedBatches, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
+import { recordsListStore, SharedBatches, timedRender, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
 import { RENDERERS } from './routes/index.js';
 import { DirectorySink } from './sink.js';
 
@@ -37,9 +37,7 @@ function run(): OffloadReport {
     for (const id of job.routes) {
       const render = RENDERERS[id];
       if (render === undefined) throw new Error(`no renderer for ${id}`);
-      const t0 = performance.now();
-      render(ctx);
-      routes[id] = { seconds: Math.round(performance.now() - t0) / 1000 };
+      timedRender(routes, id, () => render(ctx));
     }
     records.exec('COMMIT');
     db.exec('COMMIT');

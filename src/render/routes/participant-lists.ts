@@ -67,6 +67,19 @@ function postingValue(item: ParticipantListItem, dim: PostingDimension): string 
   return dim === 'country' ? item.country : dim === 'scheme' ? item.scheme : dim === 'smp' ? item.smp : item.ap_seat_id;
 }
 
+/** The posting lists an item is in (one per dimension with a value), by partition. */
+function postingPartitionsOf(item: ParticipantListItem): string[][] {
+  const out: string[][] = [];
+  for (const dim of POSTING_DIMENSIONS) {
+    const v = postingValue(item, dim);
+    if (v !== null) out.push(postingPartition(dim, v));
+  }
+  return out;
+}
+
+/** The name trigram lists an item is in, by trigram (none without a name). */
+const nameTrigramsOf = (item: ParticipantListItem): string[] => (item.name === null ? [] : trigramsOf(foldName(item.name)));
+
 function facetsOf(item: ParticipantListItem): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const f of MAIN_FACET_FIELDS) out[f] = facetValues(item, f);
@@ -169,16 +182,13 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       // The posting and trigram lists count no facets: their copy lets the facet values go with the
       // main list's chunk (these lists hold thousands of unfinished chunks at once).
       const p: Pending = { ...withFacets, facets: undefined };
-      for (const dim of POSTING_DIMENSIONS) {
-        const v = postingValue(item, dim);
-        if (v === null) continue;
-        const k = `${dim}\u0000${v}`;
+      for (const partition of postingPartitionsOf(item)) {
+        const k = partition.join('\u0000');
         let w = postings.get(k);
-        if (w === undefined) postings.set(k, (w = ctx.list(LIST_ROUTE, postingPartition(dim, v), dfltDirs, undefined, LAYOUT, true)));
+        if (w === undefined) postings.set(k, (w = ctx.list(LIST_ROUTE, partition, dfltDirs, undefined, LAYOUT, true)));
         w.addPending(p);
       }
-      if (item.name === null) continue;
-      for (const t of trigramsOf(foldName(item.name))) {
+      for (const t of nameTrigramsOf(item)) {
         let w = trigrams.get(t);
         if (w === undefined) {
           if (overflow.has(t)) continue;
@@ -287,12 +297,9 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
       out.push({ list: changesOf(mainPartition(sort), dirsOf(order), 'main'), key: listKey(order, item), facets });
     }
     const key = listKey(dflt, item);
-    for (const dim of POSTING_DIMENSIONS) {
-      const v = postingValue(item, dim);
-      if (v !== null) out.push({ list: changesOf(postingPartition(dim, v), dfltDirs, 'posting'), key });
-    }
+    for (const partition of postingPartitionsOf(item)) out.push({ list: changesOf(partition, dfltDirs, 'posting'), key });
     out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids'), key: [item.value, item.id] });
-    if (item.name !== null) for (const t of trigramsOf(foldName(item.name))) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting'), key });
+    for (const t of nameTrigramsOf(item)) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting'), key });
     return out;
   };
   const moved: Array<{ was: StoredParticipant | undefined; now: StoredParticipant | undefined; nowJson: string | undefined }> = [];
