@@ -2,6 +2,9 @@
 // file beside it (src/render/state.ts: every file with its render unit; the kept lists with theirs).
 // A content-addressed file held by several units is counted once, under the first kind met in path order.
 import Database from 'better-sqlite3';
+import { UPTIME_ROUTE } from '../src/api/hosts-shared.js';
+import { ID_INDEX_PARTITION, LIST_ROUTE, postingPartition, POSTING_DIMENSIONS, trigramPartition } from '../src/api/participants-shared.js';
+import { listRootPath, listRootPrefix } from '../src/api/paths.js';
 import { statePath } from '../src/render/state.js';
 
 export interface SnapshotBytes {
@@ -12,14 +15,14 @@ export interface SnapshotBytes {
   bytes: number;
 }
 
-/** The kind of a kept list, from its root path (src/api/paths.ts listRootPath: `_xx` escapes). */
+/** The kind of a kept list, from its root path (the partitions of src/api/participants-shared.ts). */
 function kindOfRoot(root: string): string {
-  const r = decodeURIComponent(root.replace(/_([0-9a-f]{2})/g, '%$1'));
-  if (r.includes('hosts.uptime/')) return 'uptime lists';
-  if (r.includes('/_names/')) return 'name trigram lists';
-  if (r.includes('/_ids')) return 'identifier index';
-  if (/participants\.list\/first_seen\.desc\/(country|scheme|smp|ap)\//.test(r)) return 'posting lists';
-  if (r.includes('participants.list/')) return 'main participant lists';
+  const under = (route: string, partitionPrefix: readonly string[] = []): boolean => root.startsWith(listRootPrefix(route, partitionPrefix));
+  if (under(UPTIME_ROUTE)) return 'uptime lists';
+  if (under(LIST_ROUTE, trigramPartition('').slice(0, -1))) return 'name trigram lists';
+  if (root === listRootPath(LIST_ROUTE, ID_INDEX_PARTITION)) return 'identifier index';
+  if (POSTING_DIMENSIONS.some((dim) => under(LIST_ROUTE, postingPartition(dim, '').slice(0, -1)))) return 'posting lists';
+  if (under(LIST_ROUTE)) return 'main participant lists';
   return 'other kept lists';
 }
 

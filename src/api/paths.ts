@@ -44,3 +44,7 @@ export function listRootPath(routeId: string, partition: readonly string[]): str
   return `i/${encodeSegment(routeId)}/${partition.length === 0 ? '_all' : partition.map(encodeSegment).join('/')}.json`;
 }
 
+/** What the root path of every list of a route whose partition starts with `partitionPrefix` begins with. */
+export function listRootPrefix(routeId: string, partitionPrefix: readonly string[] = []): string {
+  return `i/${encodeSegment(routeId)}/${partitionPrefix.map((p) => `${encodeSegment(p)}/`).join('')}`;
+}

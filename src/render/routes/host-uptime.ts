@@ -28,7 +28,7 @@
 import type { Statement } from 'better-sqlite3';
 import { DEFAULT_LIMIT, UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, compactUptime, type UptimeTuple } from '../../api/hosts-shared.js';
 import type { SortKey } from '../../api/keys.js';
-import { listRootPath } from '../../api/paths.js';
+import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { HOSTS_QUERIES, uptimeItem, uptimeSql, type UptimeRow } from '../../api/query/hosts.js';
 import { RESOLUTIONS } from '../../api/schemas/index.js';
 import type { HostRole } from '../../derive/hosts/read.js';
@@ -53,7 +53,7 @@ const UPTIME_HEAD_BYTES = 12 * 1024;
 const PATCH_CLOCK_MAX = DAY;
 
 /** Root paths of every uptime list start with this. */
-const UPTIME_PREFIX = listRootPath(UPTIME_ROUTE, ['x']).slice(0, -'x.json'.length);
+const UPTIME_PREFIX = listRootPrefix(UPTIME_ROUTE);
 
 /** The start of the bucket of `resolution` holding `ms` (UTC). */
 function bucketStart(resolution: Resolution, ms: number): number {

@@ -35,7 +35,7 @@ import {
   type PostingDimension,
   type StoredParticipant,
 } from '../../api/participants-shared.js';
-import { listRootPath } from '../../api/paths.js';
+import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/query/participants.js';
 import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
@@ -44,7 +44,7 @@ import { level0Of, patchList, type PatchOp } from '../list-patch.js';
 import { pendingOf, type ListWriterOptions, type Pending } from '../lists.js';
 
 /** Root paths of every participant list start with this. */
-const LISTS_PREFIX = listRootPath(LIST_ROUTE, ['x']).slice(0, -'x.json'.length);
+const LISTS_PREFIX = listRootPrefix(LIST_ROUTE);
 
 /**
  * An incremental build patches the lists unless the list items of more than this share of the
