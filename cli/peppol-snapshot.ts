@@ -1,4 +1,4 @@
-// The peppol-snapshot command line (DESIGN §3). Thin: parses flags, calls src/.
+// The peppol-snapshot command line (docs/architecture.md §3). Thin: parses flags, calls src/.
 import { Command, CommanderError, Option } from 'commander';
 import { loadConfig } from '../src/config/index.js';
 import { formatIngestSummary, runIngest } from '../src/feeds/ingest.js';

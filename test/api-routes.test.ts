@@ -43,7 +43,7 @@ const NOW = Date.parse('2026-11-22T10:30:00Z');
 const BASE = 'https://api.example.org';
 
 /**
- * Every endpoint of api-spec.md: path, keyless, paginated (limit/cursor), the parameters it answers
+ * Every endpoint of docs/api-reference.md: path, keyless, paginated (limit/cursor), the parameters it answers
  * with 400 (the spec's list under the endpoint), and its 404 cases. Decisions beyond the spec's lists
  * (docs/api.md) are marked.
  */

@@ -1,4 +1,4 @@
-// Response schemas (src/api/schemas): every resource of api-spec.md exists under its name, with the
+// Response schemas (src/api/schemas): every resource of docs/api-reference.md ("Resources") exists under its name, with the
 // spec's keys, nullability (`T|null`: key present, null allowed), optional keys, enums and formats;
 // objects are strict except the free-form ones. Valid examples parse; each kind of invalid value fails.
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { EVENT_TYPES as DERIVE_EVENT_TYPES } from '../src/derive/events.js';
 
 /**
  * The keys of every object resource as the spec lists them: `k` required, `k|null` always present and
- * nullable, `k?` optional, `k?|null` optional and nullable. Transcribed from api-spec.md; inline
+ * nullable, `k?` optional, `k?|null` optional and nullable. Transcribed from the field lists of docs/api-reference.md ("Resources"); inline
  * objects are named `Resource.field`.
  */
 const SPEC: Record<string, string> = {

@@ -1,5 +1,5 @@
 // `run`, the cron entry: ingest, build and publish in one process with one summary line and the exit
-// codes of DESIGN §3; locks that keep a second process out and that a killed process leaves free.
+// codes of docs/architecture.md §3; locks that keep a second process out and that a killed process leaves free.
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Opaque list cursors (DESIGN §5; docs/api.md, "Cursors"). Edge-safe: TextEncoder/TextDecoder only.
+// Opaque list cursors (docs/architecture.md §5; docs/api.md, "Cursors"). Edge-safe: TextEncoder/TextDecoder only.
 //
 // A cursor is a keyset position, never an offset, so it stays valid when the snapshot is regenerated:
 // it names the list (route id + partition values), the sort key of the item it stands on, the walking

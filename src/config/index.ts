@@ -1,5 +1,6 @@
 // publish.config.json: sources, paths, render options, publish target and edge policy, validated
-// by zod (DESIGN §2). Reference: docs/config.md; JSON schema for editors: docs/config.schema.json.
+// by zod (docs/architecture.md §2). Reference: docs/config.md; JSON schema for editors:
+// docs/config.schema.json.
 //
 // A bad config gives one line per problem, `<key path>: <what was expected>, got <value>`, all
 // problems at once, and a UsageError (exit code 2).

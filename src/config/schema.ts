@@ -1,5 +1,5 @@
-// The zod schema of publish.config.json (DESIGN §2). Every section is optional, so `{}` is a valid
-// config. Each leaf carries an `error` that returns the phrase naming what is expected
+// The zod schema of publish.config.json (docs/architecture.md §2). Every section is optional, so
+// `{}` is a valid config. Each leaf carries an `error` that returns the phrase naming what is expected
 // ("a positive integer"); src/config/index.ts turns issues into one line per problem,
 // `<key path>: expected <phrase>, got <JSON of the value>`.
 //

@@ -1,6 +1,7 @@
-// `peppol-snapshot demo`: writes the deterministic demo scenario as a feed source (DESIGN §4) plus
-// ground-truth.json. The output is a pure function of (seed, scale, now); running again with a later
-// `now` appends the newly closed segment windows and rewrites feeds.json. See docs/demo.md.
+// `peppol-snapshot demo`: writes the deterministic demo scenario as a feed source
+// (docs/architecture.md §4) plus ground-truth.json. The output is a pure function of (seed, scale,
+// now); running again with a later `now` appends the newly closed segment windows and rewrites
+// feeds.json. See docs/demo.md.
 import fs from 'node:fs';
 import path from 'node:path';
 import { FeedIndex, type FeedKind } from '../feeds/schema.js';

@@ -1,4 +1,5 @@
-// Content-derived anomaly ids (DESIGN §7: "ids derived from content so they are stable across rebuilds").
+// Content-derived anomaly ids, stable across rebuilds (docs/architecture.md §7;
+// docs/methodology/anomalies.md, "Ids, links, acknowledgements").
 //
 //   id = <prefix> "-" <first 16 hex digits of sha256(canonical)>
 //   canonical = detector "\n" targetKey "\n" windowStart

@@ -1,4 +1,4 @@
-// The edge shim's HTTP layer: Request -> Response over a snapshot's files (DESIGN §5, docs/edge.md).
+// The edge shim's HTTP layer: Request -> Response over a snapshot's files (docs/architecture.md §5, docs/edge.md).
 // Edge-safe: Web-standard Request/Response/Headers/URL/crypto.subtle only; the same code runs in
 // `peppol-snapshot serve` (Node) and as a Cloudflare Worker.
 //

@@ -1,5 +1,6 @@
-// The feed contract (DESIGN §4): one zod schema per record kind. A feed line is one JSON object whose
-// `kind` selects the schema. docs/feeds.md is generated from these schemas (`peppol-snapshot docs feeds`).
+// The feed contract (docs/architecture.md §4): one zod schema per record kind. A feed line is one
+// JSON object whose `kind` selects the schema. docs/feeds.md is generated from these schemas
+// (`peppol-snapshot docs feeds`).
 //
 // Conventions: timestamps are ISO 8601 date-times with `Z` or an offset; dates are `YYYY-MM-DD`;
 // hostnames are fully qualified and compared lower-case; participant ids are accepted in canonical

@@ -1,4 +1,5 @@
-// `peppol-snapshot publish`: uploads a built snapshot to its target (DESIGN §6, docs/publish.md).
+// `peppol-snapshot publish`: uploads a built snapshot to its target (docs/architecture.md §6,
+// docs/publish.md).
 //
 // 1. Read the target's manifest.json and .publish/state.json (never a ListObjects walk); finish the
 //    bookkeeping of a publish that was cut off (src/publish/ledger.ts).

@@ -1,5 +1,6 @@
-// `peppol-snapshot run`: the cron entry (DESIGN §3): ingest, build and publish in one process, under
-// the locks of the database and the snapshot directory (src/util/lock.ts), with one summary line.
+// `peppol-snapshot run`: the cron entry (docs/architecture.md §3): ingest, build and publish in one
+// process, under the locks of the database and the snapshot directory (src/util/lock.ts), with one
+// summary line.
 //
 // Exit codes: 0 all went well; 3 some sources failed and the rest was ingested, built and
 // published; 1 anything else failed (every source, the build, or the publish; a failed build

@@ -1,6 +1,7 @@
-// `peppol-snapshot serve`: the edge shim on Node, a local CDN over a snapshot directory (DESIGN §3, §5;
-// docs/edge.md). Converts Node requests into Web Requests, runs the shim, streams the Response back,
-// writes one access-log line per request on stderr and shuts down gracefully on SIGINT/SIGTERM.
+// `peppol-snapshot serve`: the edge shim on Node, a local CDN over a snapshot directory
+// (docs/architecture.md §3, §5; docs/edge.md). Converts Node requests into Web Requests, runs the
+// shim, streams the Response back, writes one access-log line per request on stderr and shuts down
+// gracefully on SIGINT/SIGTERM.
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// Errors that carry the process exit code the CLI should end with (DESIGN §3):
+// Errors that carry the process exit code the CLI should end with (docs/architecture.md §3):
 // 0 success, 1 failure, 2 usage error, 3 finished with some sources failed, 4 another process holds
 // the lock of the database or the snapshot directory (nothing was done; try again later).
 

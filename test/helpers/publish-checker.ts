@@ -1,5 +1,5 @@
 // Checks, from a record of the writes a bucket carried out, that at no moment did the bucket's manifest
-// or any index a reader can reach name an object that was not there (DESIGN §6, docs/publish.md).
+// or any index a reader can reach name an object that was not there (docs/architecture.md §6, docs/publish.md).
 //
 // The record (test/helpers/s3.ts for the S3 server, RecordingTarget below for a directory) has
 // server-side start and end times. Conservatively, a written object exists only from the end of its

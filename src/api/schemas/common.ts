@@ -1,4 +1,4 @@
-// Building blocks of the response schemas (api-spec "Resources and their fields"). Edge-safe: zod only.
+// Building blocks of the response schemas (docs/api-reference.md, "Resources"). Edge-safe: zod only.
 //
 // Conventions (docs/api.md, "Response schemas"):
 // - `ts` is written exactly as `Date.prototype.toISOString()` does: UTC, milliseconds, `Z`

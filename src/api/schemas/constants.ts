@@ -57,7 +57,7 @@ export const ALL_LOCATIONS = '__all__';
 // ---------------------------------------------------------------------------------------------
 // Limits
 
-/** The bounded exact count of the participant list (api-spec "Rules for the participant list" 3). */
+/** The bounded exact count of the participant list (docs/api-reference.md, /v1/participants rule 3). */
 export const FILTER_COUNT_CAP = 50_000;
 
 /** Most rows of /v1/aps/{key}/churn/participants (spec "Limits"). */

@@ -1,4 +1,4 @@
-// The response schemas of the API, one per resource of api-spec.md, under the spec's names.
+// The response schemas of the API, one per resource of docs/api-reference.md ("Resources"), under its names.
 // Edge-safe: zod and pure modules only. RESOURCE_SCHEMAS is the list the OpenAPI document's
 // components.schemas is generated from (src/api/openapi.ts); every route's response schema is one of them.
 import type { z } from 'zod';
@@ -18,7 +18,7 @@ export * from './participants.js';
 export * from './providers.js';
 export * from './sml.js';
 
-/** Every named schema, in the order of api-spec.md (component name -> schema). */
+/** Every named schema, in the order of docs/api-reference.md "Resources" (component name -> schema). */
 export const RESOURCE_SCHEMAS = {
   Problem: meta.Problem,
   Verdict,
