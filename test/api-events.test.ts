@@ -1,5 +1,5 @@
 // The event feed and the anomalies: the shim's composers over the rendered snapshot answer
-// byte-identically to the oracle over SQLite (DESIGN §5) for random filters, windows, limits and cursors
+// byte-identically to the oracle over SQLite (docs/architecture.md §5) for random filters, windows, limits and cursors
 // (both directions); whole walks give every item once; meta counts agree with the items; bodies validate
 // against the response schemas; 400/404 problems per the spec.
 import fs from 'node:fs';
@@ -11,14 +11,14 @@ import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/api/params.js';
 import { listRootPath } from '../src/api/paths.js';
 import type { ListRoot } from '../src/edge/list-format.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { QUERIES } from '../src/api/query/index.js';
+import { queryOf, runQuery } from '../src/api/query/index.js';
 import { EVENTS_QUERIES } from '../src/api/query/events.js';
 import { finishResult, paramErrorsOf, type ApiResult } from '../src/api/result.js';
 import { parseRequest, ROUTES, type RouteId } from '../src/api/routes.js';
 import { DETECTORS, EVENT_TYPES, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
 import type { Db } from '../src/db/index.js';
 import { runDerive } from '../src/derive/index.js';
-import { COMPOSERS } from '../src/edge/compose/index.js';
+import { compose, composerOf } from '../src/edge/compose/index.js';
 import { EVENTS_COMPOSERS } from '../src/edge/compose/events.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { RenderContext } from '../src/render/context.js';
@@ -83,8 +83,8 @@ async function both(id: RouteId, pathParams: Record<string, string>, query: stri
   if (!parsed.ok) oracle = composed = paramErrorsOf(parsed.errors);
   else {
     const params = parsed.params as Record<string, unknown>;
-    oracle = EVENTS_QUERIES[id]!(db, params, nowMs);
-    composed = await EVENTS_COMPOSERS[id]!(params, { read, nowMs, stats });
+    oracle = runQuery(id, db, params, nowMs);
+    composed = await compose(ROUTES[id], params, { read, nowMs, stats });
   }
   const m = maxStats[id] ?? { files: 0, bytes: 0, chunks: 0 };
   maxStats[id] = { files: Math.max(m.files, stats.files), bytes: Math.max(m.bytes, stats.bytes), chunks: Math.max(m.chunks, stats.chunks) };
@@ -107,9 +107,11 @@ interface FeedPage {
 describe('event feed', () => {
   it('every route of the family is registered with its oracle, renderer and composer', () => {
     for (const id of ROUTE_IDS) {
-      expect(QUERIES[id]).toBe(EVENTS_QUERIES[id]);
+      expect(queryOf(id)).toBe(EVENTS_QUERIES[id]);
       expect(RENDERERS[id]).toBe(EVENTS_RENDERERS[id]);
-      expect(COMPOSERS[id]).toBe(EVENTS_COMPOSERS[id]);
+      // A route whose every answer is its exact file (anomalies.detail) has no composer.
+      if (id === 'anomalies.detail') expect(() => composerOf(id)).toThrow();
+      else expect(composerOf(id)).toBe(EVENTS_COMPOSERS[id]);
     }
   });
 
@@ -318,8 +320,8 @@ describe('read cost at the default chunk sizes (1000 items, 64 KB)', () => {
       if (!parsed.ok) throw new Error(q);
       const params = parsed.params as Record<string, unknown>;
       const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-      const composed = await EVENTS_COMPOSERS[id]!(params, { read: readDefault, nowMs, stats });
-      expect(jsonText(finished(composed, '/'))).toBe(jsonText(finished(EVENTS_QUERIES[id]!(db, params, nowMs), '/')));
+      const composed = await compose(ROUTES[id], params, { read: readDefault, nowMs, stats });
+      expect(jsonText(finished(composed, '/'))).toBe(jsonText(finished(runQuery(id, db, params, nowMs), '/')));
       if (process.env.DEBUG_COST) console.log(q, JSON.stringify(stats));
       const w = worst[id];
       if (!w || stats.bytes > w.bytes) worst[id] = stats;
@@ -389,8 +391,8 @@ describe('event pages read at most three chunks (first pages: meta adds at most 
             if (!parsed.ok) throw new Error(target);
             const params = parsed.params as Record<string, unknown>;
             const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-            const composed = await EVENTS_COMPOSERS['events.list']!(params, { read: readDefault, nowMs, stats });
-            expect(jsonText(finished(composed, '/')), target).toBe(jsonText(finished(EVENTS_QUERIES['events.list']!(db, params, nowMs), '/')));
+            const composed = await compose(ROUTES['events.list'], params, { read: readDefault, nowMs, stats });
+            expect(jsonText(finished(composed, '/')), target).toBe(jsonText(finished(runQuery('events.list', db, params, nowMs), '/')));
             const kind = cursor === null ? 'first' : 'page';
             // A first page adds meta: at most one events chunk at each of since and until and two
             // histogram chunks (docs/api-market-events.md "Cost").
@@ -512,8 +514,8 @@ async function anomalyAnswer(adb: Db, dir: string, q: URLSearchParams): Promise<
       return null;
     }
   };
-  const composed = await EVENTS_COMPOSERS['anomalies.list']!(params, { read: readDir, nowMs, stats });
-  const oracle = EVENTS_QUERIES['anomalies.list']!(adb, params, nowMs);
+  const composed = await compose(ROUTES['anomalies.list'], params, { read: readDir, nowMs, stats });
+  const oracle = runQuery('anomalies.list', adb, params, nowMs);
   const body = finished(oracle, '/v1/anomalies');
   expect(RESOURCE_SCHEMAS.AnomalyPage.safeParse(body).success).toBe(true);
   // A valid AnomalyPage (checked above).

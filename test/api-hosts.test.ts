@@ -10,14 +10,13 @@ import { encodeCursor } from '../src/api/cursor.js';
 import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/api/params.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
 import { compareKeys, type Direction, type SortKey } from '../src/api/keys.js';
-import { HOSTS_QUERIES } from '../src/api/query/hosts.js';
+import { runQuery } from '../src/api/query/index.js';
 import { finishResult, paramErrorsOf } from '../src/api/result.js';
 import { matchRoute, parseRequest, routeById } from '../src/api/routes.js';
 import { RESOURCE_SCHEMAS, type ResourceName } from '../src/api/schemas/index.js';
 import type { Db } from '../src/db/index.js';
 import { hostView } from '../src/derive/hosts/read.js';
 import { runDerive } from '../src/derive/index.js';
-import { HOSTS_COMPOSERS } from '../src/edge/compose/hosts.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { createResolve, SNAPSHOT_INFO_PATH } from '../src/edge/resolve.js';
 import type { Resolve } from '../src/edge/types.js';
@@ -62,7 +61,6 @@ beforeAll(() => {
   sink.close();
   reader = directoryReader(out);
   resolve = createResolve({
-    composers: HOSTS_COMPOSERS,
     onStats: (routeId, s) => {
       const m = maxStats.get(routeId) ?? { files: 0, bytes: 0, chunks: 0 };
       maxStats.set(routeId, { files: Math.max(m.files, s.files), bytes: Math.max(m.bytes, s.bytes), chunks: Math.max(m.chunks, s.chunks) });
@@ -97,7 +95,7 @@ function viaOracle(target: string): Served {
   const m = matchRoute(url.pathname);
   if (!m) throw new Error(`no route for ${target}`);
   const parsed = parseRequest(m.route, m.pathParams, url.searchParams, { now: nowMs });
-  const r = parsed.ok ? HOSTS_QUERIES[m.route.id]!(db, parsed.params as Record<string, unknown>, nowMs) : paramErrorsOf(parsed.errors);
+  const r = parsed.ok ? runQuery(m.route.id, db, parsed.params, nowMs) : paramErrorsOf(parsed.errors);
   const done = finishResult(r, { baseUrl: BASE, instance: url.pathname });
   return done.status === 200 ? { status: 200, text: jsonText(done.body) } : { status: done.status, text: jsonText(done.problem) };
 }

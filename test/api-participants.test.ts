@@ -9,14 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
 import { classifySearch, itemMatches, listKey, listOrder, listParamsOf, POSTING_VALUES_MAX, SMALL_SET_MAX, WALK_WINDOW, type ListParams } from '../src/api/participants-shared.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
-import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, PARTICIPANT_QUERIES, type ListRow } from '../src/api/query/participants.js';
+import { runQuery } from '../src/api/query/index.js';
+import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/query/participants.js';
 import { finishResult, paramErrorsOf, type ApiResult } from '../src/api/result.js';
-import { matchRoute, parseRequest } from '../src/api/routes.js';
+import { matchRoute, parseRequest, ROUTES } from '../src/api/routes.js';
 import { FILTER_COUNT_CAP, RESOURCE_SCHEMAS, type ParticipantListItem, type ResourceName } from '../src/api/schemas/index.js';
 import type { CursorPosition } from '../src/api/cursor.js';
 import type { Db } from '../src/db/index.js';
 import { runDerive } from '../src/derive/index.js';
-import { PARTICIPANT_COMPOSERS, pageFromStoredList } from '../src/edge/compose/participants.js';
+import { compose } from '../src/edge/compose/index.js';
+import { pageFromStoredList } from '../src/edge/compose/participants.js';
+import { Source } from '../src/edge/compose/source.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { RenderContext } from '../src/render/context.js';
 import { participantRenderers } from '../src/render/routes/participants.js';
@@ -111,9 +114,9 @@ async function answer(target: string): Promise<{ oracle: Answer; composer: Answe
     return { oracle: a, composer: a };
   }
   const params = parsed.params as Record<string, unknown>;
-  const oracle = { ...finish(PARTICIPANT_QUERIES[m.route.id]!(db, params, nowMs), url.pathname), route: m.route.id };
+  const oracle = { ...finish(runQuery(m.route.id, db, params, nowMs), url.pathname), route: m.route.id };
   const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-  const composed = await PARTICIPANT_COMPOSERS[m.route.id]!(params, { read, nowMs, stats });
+  const composed = await compose(m.route, params, { read, nowMs, stats });
   const composer = { ...finish(composed, url.pathname), route: m.route.id, stats };
   if (stats.bytes > maxCost.bytes) Object.assign(maxCost, { files: stats.files, bytes: stats.bytes, chunks: stats.chunks, target });
   const c = costByRoute.get(m.route.id) ?? { files: 0, bytes: 0 };
@@ -423,8 +426,8 @@ describe('participants.list read cost with the default chunk settings', () => {
           if (!parsed.ok) return;
           const params = parsed.params as Record<string, unknown>;
           const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-          const composed = await PARTICIPANT_COMPOSERS['participants.list']!(params, { read: readProd, nowMs, stats });
-          const oracle = PARTICIPANT_QUERIES['participants.list']!(db, params, nowMs);
+          const composed = await compose(ROUTES['participants.list'], params, { read: readProd, nowMs, stats });
+          const oracle = runQuery('participants.list', db, params, nowMs);
           expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
           const extraValues = ['country', 'scheme', 'smp', 'ap'].reduce((n, d) => n + Math.max(0, ((params[d] as string[] | undefined)?.length ?? 1) - 1), 0);
           expect(stats.chunks, target).toBeLessThanOrEqual(3 + extraValues);
@@ -495,8 +498,8 @@ describe('participants.detail, events, history', () => {
         for (const limit of [1, 2, 3]) {
           let cursor: CursorPosition | undefined;
           for (;;) {
-            const oracle = PARTICIPANT_QUERIES[route]!(db, { id, limit, cursor }, nowMs);
-            const { page } = await pageFromStoredList(read, route, id, cursor, limit);
+            const oracle = runQuery(route, db, { id, limit, cursor }, nowMs);
+            const page = await pageFromStoredList(new Source(read, nowMs), route, id, cursor, limit);
             expect(oracle.status).toBe(200);
             expect(jsonText(page)).toBe(jsonText(oracle.status === 200 ? oracle.body : null));
             if (page.next_cursor === null) break;

@@ -27,7 +27,7 @@ import { finishResult, paramErrorsOf } from '../src/api/result.js';
 import { matchRoute, orderOf, parseRequest, ROUTES, sortKeyOf } from '../src/api/routes.js';
 import { defaultConfig } from '../src/config/index.js';
 import { openDb, type Db } from '../src/db/index.js';
-import { PARTICIPANT_COMPOSERS } from '../src/edge/compose/participants.js';
+import { compose } from '../src/edge/compose/index.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { parseParticipantId } from '../src/feeds/ids.js';
 import { runBuild } from '../src/render/build.js';
@@ -209,7 +209,7 @@ async function composed(dir: string, t: string): Promise<{ status: number; text:
     }
   };
   const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-  const r = parsed.ok ? await PARTICIPANT_COMPOSERS[m.route.id]!(parsed.params as Record<string, unknown>, { read, nowMs, stats }) : paramErrorsOf(parsed.errors);
+  const r = parsed.ok ? await compose(m.route, parsed.params, { read, nowMs, stats }) : paramErrorsOf(parsed.errors);
   const done = finishResult(r, { baseUrl, instance: url.pathname });
   return { status: done.status, text: jsonText(done.status === 200 ? done.body : done.problem), reads };
 }

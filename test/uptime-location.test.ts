@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../src/api/cursor.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { HOSTS_QUERIES } from '../src/api/query/hosts.js';
+import { runQuery } from '../src/api/query/index.js';
 import { finishResult, paramErrorsOf } from '../src/api/result.js';
 import { matchRoute, parseRequest } from '../src/api/routes.js';
 import { RESOLUTIONS } from '../src/api/schemas/index.js';
@@ -18,7 +18,6 @@ import { openDb, type Db } from '../src/db/index.js';
 import { ROLLUP_DDL, ROLLUP_TABLES, type Resolution } from '../src/derive/hosts/rollup.js';
 import { DAY, HOUR } from '../src/derive/hosts/time.js';
 import { encodeSketches, Sketch } from '../src/derive/sketch.js';
-import { HOSTS_COMPOSERS } from '../src/edge/compose/hosts.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { createResolve, SNAPSHOT_INFO_PATH } from '../src/edge/resolve.js';
 import type { Resolve } from '../src/edge/types.js';
@@ -134,7 +133,7 @@ function render(nowMs: number, chunkMaxItems: number, chunkMaxBytes: number): Sn
   fs.writeFileSync(path.join(out, SNAPSHOT_INFO_PATH), jsonText({ generated_at: new Date(nowMs).toISOString(), base_url: BASE }));
   sink.close();
   const stats: ReadStats[] = [];
-  return { resolve: createResolve({ composers: HOSTS_COMPOSERS, onStats: (_r, s) => void stats.push(s) }), reader: directoryReader(out), nowMs, stats };
+  return { resolve: createResolve({ onStats: (_r, s) => void stats.push(s) }), reader: directoryReader(out), nowMs, stats };
 }
 
 interface Served {
@@ -146,7 +145,7 @@ function viaOracle(snap: Snapshot, target: string): Served {
   const url = new URL(BASE + target);
   const m = matchRoute(url.pathname)!;
   const parsed = parseRequest(m.route, m.pathParams, url.searchParams, { now: snap.nowMs });
-  const r = parsed.ok ? HOSTS_QUERIES[m.route.id]!(db, parsed.params as Record<string, unknown>, snap.nowMs) : paramErrorsOf(parsed.errors);
+  const r = parsed.ok ? runQuery(m.route.id, db, parsed.params, snap.nowMs) : paramErrorsOf(parsed.errors);
   const done = finishResult(r, { baseUrl: BASE, instance: url.pathname });
   return done.status === 200 ? { status: 200, text: jsonText(done.body) } : { status: done.status, text: jsonText(done.problem) };
 }

@@ -34,11 +34,13 @@
 //   combination the filters accept (anomalyEntryMayMatch), so every chunk it reads holds a match: at
 //   most `limit` + 2 chunks a page.
 import { encodeCursor } from './cursor.js';
-import type { SortKey } from './keys.js';
+import type { Direction, SortKey } from './keys.js';
+import { orderDirs, ROUTES, routeOrder } from './routes.js';
 
 export const EVENT_ROUTE = 'events.list';
 export const ANOMALY_ROUTE = 'anomalies.list';
-export const NEWEST_FIRST_DIRS = ['desc', 'desc'] as const;
+/** Directions of the event and anomaly key [observed_at, id]: the declared order of both lists. */
+export const NEWEST_FIRST_DIRS: Direction[] = orderDirs(routeOrder(ROUTES[EVENT_ROUTE]));
 export type FeedKey = [number, string];
 
 export const HOUR_MS = 3_600_000;

@@ -14,7 +14,8 @@
 // - Cursors: encodeCursor with hint '' and the route's partition (docs/snapshot-format.md).
 // - Uptime list chunks hold compact tuples (compactUptime / expandUptime below).
 import { encodeCursor } from './cursor.js';
-import { compareKeys, type Direction, type SortKey } from './keys.js';
+import type { Direction, SortKey } from './keys.js';
+import { orderDirs, ROUTES, routeOrder } from './routes.js';
 import type { HostCert, HostNetwork, HostSummary, HostView, HostsResponse, IncidentView, UptimeBucket } from '../derive/hosts/read.js';
 import type { SmlResponse, ZoneIncidentView, ZoneStatusView } from '../derive/zones.js';
 
@@ -23,12 +24,12 @@ export const HOST_INCIDENTS_ROUTE = 'hosts.incidents';
 export const UPTIME_ROUTE = 'hosts.uptime';
 export const INCIDENTS_ROUTE = 'incidents.list';
 
-/** Directions of the incident key [started_at, id] and of the uptime key [bucket_start, location]. */
-export const INCIDENT_DIRS: Direction[] = ['desc', 'desc'];
-export const UPTIME_DIRS: Direction[] = ['desc', 'asc'];
+/** Directions of the incident key [started_at, id] and of the uptime key [bucket_start, location]: the declared orders. */
+export const INCIDENT_DIRS: Direction[] = orderDirs(routeOrder(ROUTES[INCIDENTS_ROUTE]));
+export const UPTIME_DIRS: Direction[] = orderDirs(routeOrder(ROUTES[UPTIME_ROUTE]));
 /** Facet of the uptime lists, counted per index entry: the `location` filter skips entries without it. */
 export const UPTIME_FACETS = ['location'] as const;
-/** Directions of the host state interval key [valid_from]: newest interval first. */
+/** Directions of the host state interval key [valid_from]: newest interval first (a stored list of no route's order). */
 export const STATE_DIRS: Direction[] = ['desc'];
 
 /** Published name of the rollup across locations (stored as '' in the uptime tables). */
@@ -185,11 +186,6 @@ export interface PageBody<T> {
 export function pageBody<T>(route: string, partition: readonly string[], items: T[], keys: readonly SortKey[], more: boolean): PageBody<T> {
   const last = keys[keys.length - 1];
   return { items, next_cursor: more && last !== undefined ? encodeCursor({ route, partition, key: last, hint: '', dir: 'next' }) : null };
-}
-
-/** True for keys after the cursor position (the keyset start; monotone in list order). */
-export function afterCursor(dirs: readonly Direction[], after: SortKey | undefined): (k: SortKey) => boolean {
-  return after === undefined ? () => true : (k) => compareKeys(k, after, dirs) > 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -52,6 +52,14 @@ export function compareKeys(a: SortKey, b: SortKey, dirs: readonly Direction[]):
   return 0;
 }
 
+/**
+ * The keyset start after a position: true for the keys after `after` in list order, every key when
+ * `after` is undefined (a first page). Monotone over a list, as ListReader.scan's `start` wants.
+ */
+export function keysAfter(dirs: readonly Direction[], after: SortKey | undefined): (k: SortKey) => boolean {
+  return after === undefined ? () => true : (k) => compareKeys(k, after, dirs) > 0;
+}
+
 export function isSortKey(v: unknown, width: number): v is SortKey {
   return Array.isArray(v) && v.length === width && v.every((f) => f === null || typeof f === 'string' || (typeof f === 'number' && Number.isFinite(f)));
 }

@@ -5,9 +5,9 @@
 // data-only rule deciding when `meta.filter_count` is exact or null (docs/snapshot-format.md,
 // "Participants").
 import { encodeCursor, type CursorPosition } from './cursor.js';
-import { compareKeys, type Direction, type SortKey } from './keys.js';
+import { compareKeys, keysAfter, type Direction, type SortKey } from './keys.js';
 import { foldText, LIMIT_DEFAULT } from './params.js';
-import { orderOf, ROUTES, sortKeyOf, type OrderSpec } from './routes.js';
+import { orderDirs, orderOf, ROUTES, sortKeyOf, type OrderSpec } from './routes.js';
 import { FILTER_COUNT_CAP, PARTICIPANT_SORTS } from './schemas/constants.js';
 import type { FacetBucket, ListMeta, ParticipantListItem, ParticipantListPage } from './schemas/index.js';
 import { parseParticipantId } from '../feeds/ids.js';
@@ -264,7 +264,6 @@ export function listOrder(sort: ParticipantSort): OrderSpec {
   // participants.list always has a list descriptor (routes.ts).
   return orderOf(ROUTES[LIST_ROUTE].list!, { sort });
 }
-export const dirsOf = (o: OrderSpec): Direction[] => o.fields.map((f) => f.dir);
 
 /** Sort key of a list item under an order (first_seen as epoch ms). */
 export function listKey(order: OrderSpec, item: ParticipantListItem): SortKey {
@@ -423,10 +422,11 @@ export function setPage(
   search: Search | null,
   order: OrderSpec,
 ): { items: ParticipantListItem[]; nextKey: SortKey | null; count: number } {
-  const dirs = dirsOf(order);
+  const dirs = orderDirs(order);
+  const after = keysAfter(dirs, p.cursor?.key);
   const all = candidates.filter((i) => itemMatches(i, p, search)).map((item) => ({ item, key: listKey(order, item) }));
   all.sort((a, b) => compareKeys(a.key, b.key, dirs));
-  const rest = all.filter((e) => afterCursor(e.key, p.cursor, dirs));
+  const rest = all.filter((e) => after(e.key));
   const page = rest.slice(0, p.limit);
   return { items: page.map((e) => e.item), nextKey: rest.length > p.limit ? page[page.length - 1]!.key : null, count: all.length };
 }
@@ -441,7 +441,3 @@ export function plannedPostingDimensions(p: ListParams): PostingDimension[] {
   return activePostingDimensions(p).filter((d) => acceptedValues(p, d).length <= POSTING_VALUES_MAX);
 }
 
-/** True when key `k` lies after the cursor key in list order. */
-export function afterCursor(k: SortKey, cursor: CursorPosition | undefined, dirs: readonly Direction[]): boolean {
-  return cursor === undefined || compareKeys(k, cursor.key, dirs) > 0;
-}

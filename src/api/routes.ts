@@ -1,4 +1,4 @@
-// The route table: THE single description of every endpoint (DESIGN §2; docs/api.md, "Routes").
+// The route table: THE single description of every endpoint (docs/architecture.md §2; docs/api.md, "Routes").
 // The renderer enumerates it, the edge shim dispatches on it, the OpenAPI document is generated from it.
 // Edge-safe and zod-free: the schemas' enumerations come from schemas/constants.ts, response schemas by name.
 //
@@ -59,8 +59,8 @@ import type { ResourceName } from './schemas/index.js';
 // ---------------------------------------------------------------------------------------------
 // Parameters
 
-export interface ParamDef<T = unknown, Always extends boolean = boolean> {
-  readonly in: 'path' | 'query';
+export interface ParamDef<T = unknown, Always extends boolean = boolean, In extends 'path' | 'query' = 'path' | 'query'> {
+  readonly in: In;
   readonly type: ParamType<T>;
   /** A required query parameter: absent or empty is a 400 (missing-parameter). Path parameters are always present. */
   readonly required: boolean;
@@ -79,16 +79,20 @@ export type ParsedParams<P extends ParamMap> = {
   -readonly [K in keyof P]: P[K] extends ParamDef<infer T, infer A> ? (A extends true ? T : T | undefined) : never;
 };
 
-function pathParam<T>(type: ParamType<T>, description: string, invalid: ParamProblem): ParamDef<T, true> {
+function pathParam<T>(type: ParamType<T>, description: string, invalid: ParamProblem): ParamDef<T, true, 'path'> {
   return { in: 'path', type, required: true, description, invalid };
 }
-function query<T>(type: ParamType<T>, description: string): ParamDef<T, false> {
+function query<T>(type: ParamType<T>, description: string): ParamDef<T, false, 'query'> {
   return { in: 'query', type, required: false, description, invalid: type === (cursorType as ParamType<unknown>) ? 'invalid-cursor' : 'invalid-parameter' };
 }
-function queryDefault<T>(type: ParamType<T>, dflt: T, description: string): ParamDef<T, true> {
+function queryDefault<T>(type: ParamType<T>, dflt: T, description: string): ParamDef<T, true, 'query'> {
   return { in: 'query', type, required: false, default: dflt, description, invalid: 'invalid-parameter' };
 }
-function queryRequired<T>(type: ParamType<T>, description: string): ParamDef<T, true> {
+/** An optional query parameter that a `date-window` rule of its route fills when absent: always set after parsing. */
+function windowQuery<T>(type: ParamType<T>, description: string): ParamDef<T, true, 'query'> {
+  return { in: 'query', type, required: false, description, invalid: 'invalid-parameter' };
+}
+function queryRequired<T>(type: ParamType<T>, description: string): ParamDef<T, true, 'query'> {
   return { in: 'query', type, required: true, description, invalid: 'invalid-parameter' };
 }
 
@@ -190,7 +194,7 @@ export function ruleSentence(rule: Rule): string {
 // ---------------------------------------------------------------------------------------------
 // Routes
 
-export interface RouteDef<P extends ParamMap = ParamMap> {
+export interface RouteDef<P extends ParamMap = ParamMap, E extends boolean = boolean> {
   readonly id: string;
   readonly method: 'GET';
   /** Path pattern; `{name}` is one path segment (the OpenAPI path template). */
@@ -211,12 +215,22 @@ export interface RouteDef<P extends ParamMap = ParamMap> {
   readonly rules?: readonly Rule[];
   /** 404s the route answers for a well-formed but unknown resource (spec "Errors" 3). */
   readonly notFound?: readonly NotFoundKind[];
+  /**
+   * The snapshot holds the answer to every request with the default query (canonicalQuery '') as the
+   * exact file of its path (src/api/paths.ts), so the shim reads that file before any composer: a
+   * missing one is the route's first 404 kind, or a broken snapshot for a route without a 404.
+   */
+  readonly exactFile: E;
 }
 
 export type AnyRoute = RouteDef<ParamMap>;
 
-function defineRoute<const P extends ParamMap>(r: Omit<RouteDef<P>, 'method' | 'contentType' | 'keyless'> & { contentType?: string }): RouteDef<P> {
-  return { method: 'GET', contentType: JSON_CONTENT_TYPE, keyless: KEYLESS_PATHS.includes(r.path), ...r };
+function defineRoute<const P extends ParamMap, const E extends boolean = true>(
+  r: Omit<RouteDef<P, E>, 'method' | 'contentType' | 'keyless' | 'exactFile'> & { contentType?: string; exactFile?: E },
+): RouteDef<P, E> {
+  // E is inferred from `exactFile` when given and is its default, true, when not.
+  const exactFile = (r.exactFile ?? true) as E;
+  return { method: 'GET', contentType: JSON_CONTENT_TYPE, keyless: KEYLESS_PATHS.includes(r.path), ...r, exactFile };
 }
 
 const one = (fields: KeyFieldSpec[]): Readonly<Record<string, OrderSpec>> => ({ default: { fields } });
@@ -282,6 +296,7 @@ export const ROUTES = {
     params: {},
     response: 'Health',
     paginated: false,
+    exactFile: false,
   }),
   'health.db': defineRoute({
     id: 'health.db',
@@ -292,6 +307,7 @@ export const ROUTES = {
     params: {},
     response: 'HealthDb',
     paginated: false,
+    exactFile: false,
   }),
   network: defineRoute({
     id: 'network',
@@ -458,6 +474,7 @@ export const ROUTES = {
     params: { id: PARTICIPANT_PATH },
     response: 'ParticipantView',
     paginated: false,
+    exactFile: false,
     notFound: ['participant'],
   }),
   'participants.events': defineRoute({
@@ -469,6 +486,7 @@ export const ROUTES = {
     params: { id: PARTICIPANT_PATH, limit: LIMIT, cursor: CURSOR },
     response: 'ParticipantEventPage',
     paginated: true,
+    exactFile: false,
     notFound: ['participant'],
     list: { partition: ['id'], orders: NEWEST_FIRST_EVENTS, filters: [], bounds: [], pagination: 'cursor' },
   }),
@@ -481,6 +499,7 @@ export const ROUTES = {
     params: { id: PARTICIPANT_PATH, limit: LIMIT, cursor: CURSOR },
     response: 'ParticipantHistoryPage',
     paginated: true,
+    exactFile: false,
     notFound: ['participant'],
     list: {
       partition: ['id'],
@@ -555,8 +574,8 @@ export const ROUTES = {
     description: `Joiners, movers and leavers per UTC day over [from, to]: the trailing ${CHURN_WINDOW_DEFAULT_DAYS} days by default, at most ${CHURN_WINDOW_MAX_DAYS} days.`,
     params: {
       key: pathParam(patternType('ap-key', AP_KEY, AP_KEY_EXPECTED), 'Provider key.', 'churn-not-found'),
-      from: query(dateType, `First UTC day, inclusive; default ${CHURN_WINDOW_DEFAULT_DAYS - 1} days before \`to\`; at most ${CHURN_WINDOW_MAX_DAYS - 1} days before \`to\`.`),
-      to: query(dateType, 'Last UTC day, inclusive; default today (UTC, the snapshot\'s day).'),
+      from: windowQuery(dateType, `First UTC day, inclusive; default ${CHURN_WINDOW_DEFAULT_DAYS - 1} days before \`to\`; at most ${CHURN_WINDOW_MAX_DAYS - 1} days before \`to\`.`),
+      to: windowQuery(dateType, 'Last UTC day, inclusive; default today (UTC, the snapshot\'s day).'),
     },
     response: 'ApChurnView',
     paginated: false,
@@ -572,11 +591,12 @@ export const ROUTES = {
     params: {
       key: pathParam(patternType('ap-key', AP_KEY, AP_KEY_EXPECTED), 'Provider key.', 'access-point-not-found'),
       category: queryRequired(enumType(CHURN_CATEGORIES), 'Required: joiner, mover_in, mover_out or leaver.'),
-      from: query(dateType, `First UTC day, inclusive; default ${CHURN_WINDOW_DEFAULT_DAYS - 1} days before \`to\`; at most ${CHURN_WINDOW_MAX_DAYS - 1} days before \`to\`.`),
-      to: query(dateType, 'Last UTC day, inclusive; default today (UTC).'),
+      from: windowQuery(dateType, `First UTC day, inclusive; default ${CHURN_WINDOW_DEFAULT_DAYS - 1} days before \`to\`; at most ${CHURN_WINDOW_MAX_DAYS - 1} days before \`to\`.`),
+      to: windowQuery(dateType, 'Last UTC day, inclusive; default today (UTC).'),
     },
     response: 'ChurnParticipantPage',
     paginated: false,
+    exactFile: false,
     notFound: ['access-point'],
     rules: CHURN_RULES,
     list: {
@@ -708,6 +728,7 @@ export const ROUTES = {
     params: {},
     response: 'OpenApiDocument',
     paginated: false,
+    exactFile: false,
   }),
   'discovery.api_catalog': defineRoute({
     id: 'discovery.api_catalog',
@@ -719,6 +740,7 @@ export const ROUTES = {
     response: 'ApiCatalog',
     contentType: LINKSET_CONTENT_TYPE,
     paginated: false,
+    exactFile: false,
   }),
 } as const;
 
@@ -829,6 +851,21 @@ export function orderOf(list: ListSpec, params: Readonly<Record<string, unknown>
   const o = list.orders[name];
   if (!o) throw new Error(`no order ${JSON.stringify(name)}`);
   return o;
+}
+
+/** The order of a list route's request (its only or default order when `params` has no order parameter). */
+export function routeOrder(route: AnyRoute, params: Readonly<Record<string, unknown>> = {}): OrderSpec {
+  if (!route.list) throw new Error(`route ${route.id} has no list`);
+  if (route.list.orderParam !== undefined && params[route.list.orderParam] === undefined) {
+    const dflt = route.params[route.list.orderParam]?.default;
+    return orderOf(route.list, { [route.list.orderParam]: dflt });
+  }
+  return orderOf(route.list, params);
+}
+
+/** The directions of an order's key fields, in key order. */
+export function orderDirs(order: OrderSpec): Direction[] {
+  return order.fields.map((f) => f.dir);
 }
 
 /** Canonical values of the list's partition parameters (cursor partition, list index path). */
@@ -994,6 +1031,14 @@ export function parseRequest<P extends ParamMap>(
 /** Percent-encodes a value for a URL, keeping the characters that are safe and readable (`:`, `@`, `,`). */
 function encodeValue(s: string): string {
   return encodeURIComponent(s).replace(/%3A/g, ':').replace(/%40/g, '@').replace(/%2C/g, ',');
+}
+
+/** The segments of a request's canonical path: path parameters printed canonically, not percent-encoded. */
+export function pathSegments(route: AnyRoute, params: Readonly<Record<string, unknown>>): string[] {
+  return route.path
+    .slice(1)
+    .split('/')
+    .map((s) => (s.startsWith('{') && s.endsWith('}') ? route.params[s.slice(1, -1)]!.type.print(params[s.slice(1, -1)]) : s));
 }
 
 /** The canonical path of a request (path parameters printed canonically). */

@@ -8,8 +8,7 @@ import { jsonBody, JSON_CONTENT_TYPE } from '../api/json.js';
 import { PROBLEM_CONTENT_TYPE } from '../api/problems.js';
 import { finishResult, paramErrorsOf, problemOf, type ApiResult } from '../api/result.js';
 import { matchRoute, parseRequest } from '../api/routes.js';
-import { COMPOSERS } from './compose/index.js';
-import type { ComposeFn } from './compose/types.js';
+import { compose } from './compose/index.js';
 import type { ReadStats } from './list-reader.js';
 import type { Answer, EdgePolicy, FileReader, Resolve } from './types.js';
 
@@ -51,7 +50,6 @@ export function snapshotInfoReader(ttlMs = SNAPSHOT_INFO_TTL_MS): SnapshotInfoRe
 }
 
 export interface ResolverOptions {
-  composers?: Readonly<Record<string, ComposeFn>>;
   /** Receives the read cost of every composed answer (benchmarks, tests). */
   onStats?: (routeId: string, stats: ReadStats) => void;
   /** Shared with the HTTP layer (its problems' type URIs), so snapshot.json is read once per TTL. */
@@ -59,7 +57,6 @@ export interface ResolverOptions {
 }
 
 export function createResolve(opts: ResolverOptions = {}): Resolve {
-  const composers = opts.composers ?? COMPOSERS;
   const snapshotInfo = opts.snapshotInfo ?? snapshotInfoReader();
 
   return async ({ url }, files) => {
@@ -79,10 +76,8 @@ export function createResolve(opts: ResolverOptions = {}): Resolve {
       const parsed = parseRequest(match.route, match.pathParams, url.searchParams, { now: nowMs });
       if (!parsed.ok) result = paramErrorsOf(parsed.errors);
       else {
-        const compose = composers[match.route.id];
-        if (!compose) throw new Error(`no composer for route ${match.route.id}`);
         const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-        result = await compose(parsed.params as Record<string, unknown>, { read: (p) => files.read(p), nowMs, stats });
+        result = await compose(match.route, parsed.params, { read: (p) => files.read(p), nowMs, stats });
         opts.onStats?.(match.route.id, stats);
       }
       contentType = match.route.contentType;

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { afterAll } from 'vitest';
 import { jsonText } from '../../src/api/json.js';
 import { PROBLEM_CONTENT_TYPE } from '../../src/api/problems.js';
-import { QUERIES } from '../../src/api/query/index.js';
+import { isDataRoute } from '../../src/api/handlers.js';
+import { queryOf } from '../../src/api/query/index.js';
 import { finishResult, paramErrorsOf, type ApiResult } from '../../src/api/result.js';
 import { matchRoute, parseRequest, type AnyRoute } from '../../src/api/routes.js';
 import type { Db } from '../../src/db/index.js';
@@ -63,10 +64,10 @@ export function oracleAnswer(db: Db, url: URL, nowMs: number, baseUrl: string): 
   const match = matchRoute(url.pathname);
   if (!match) throw new Error(`oracleAnswer: no route has the path ${url.pathname}`);
   const route = match.route;
-  const query = QUERIES[route.id];
-  if (!query) throw new Error(`oracleAnswer: route ${route.id} has no query function`);
+  if (!isDataRoute(route.id)) throw new Error(`oracleAnswer: route ${route.id} has no query function`);
+  const query = queryOf(route.id);
   const parsed = parseRequest(route, match.pathParams, url.searchParams, { now: nowMs });
-  const result: ApiResult = parsed.ok ? query(db, parsed.params as Record<string, unknown>, nowMs) : paramErrorsOf(parsed.errors);
+  const result: ApiResult = parsed.ok ? query(db, parsed.params, nowMs) : paramErrorsOf(parsed.errors);
   const done = finishResult(result, { baseUrl, instance: url.pathname });
   return done.status === 200
     ? { route, status: 200, contentType: route.contentType, text: jsonText(done.body) }

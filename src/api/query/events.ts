@@ -1,9 +1,7 @@
 // The oracle of the event feed and the anomalies: answers straight from SQLite (events, event_hosts,
 // event_seats, anomaly_events; anomaly readers of src/derive/anomalies.ts). Rules: src/api/events-shared.ts.
-import type { CursorPosition } from '../cursor.js';
 import type { Db } from '../../db/index.js';
 import { anomalyList, anomalyView, eventAnomalies, type AnomalyFilters, type AnomalyView } from '../../derive/anomalies.js';
-import type { Detector } from '../../derive/anomaly-id.js';
 import {
   addHourCount,
   anomalyPage,
@@ -20,9 +18,12 @@ import {
   type StoredAnomaly,
   type StoredEvent,
 } from '../events-shared.js';
+import type { ParamsOf } from '../handlers.js';
 import { apiTs } from '../market-shared.js';
 import { notFoundOf, ok } from '../result.js';
-import type { Params, QueryFn } from './types.js';
+import { ROUTES, routeOrder } from '../routes.js';
+import { afterSql, keysetOf, orderBySql, reversed } from './keyset.js';
+import type { Queries, QueryFn } from './types.js';
 
 interface EventRow {
   id: string;
@@ -49,8 +50,20 @@ interface Where {
   args: unknown[];
 }
 
+/** The non-type filters of events.list (entity filters and the window), any subset of them. */
+interface NonTypeFilters {
+  host?: string;
+  seat?: string;
+  participant?: string;
+  since?: number;
+  until?: number;
+}
+
+/** The window [since, until] of events.list. */
+type EventWindow = Pick<NonTypeFilters, 'since' | 'until'>;
+
 /** WHERE clauses of the non-type filters (entity filters and the window). */
-function nonTypeWhere(params: Params): Where {
+function nonTypeWhere(params: NonTypeFilters): Where {
   const w: Where = { sql: [], args: [] };
   if (params.host !== undefined) {
     w.sql.push('e.id IN (SELECT event_id FROM event_hosts WHERE hostname = ?)');
@@ -88,9 +101,9 @@ const cond = (w: Where, extra: string[] = []): string => {
 const COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload';
 
 /** Exact per-hour, per-type counts under the non-type filters; null when they degrade (events-shared). */
-function hourCounts(db: Db, params: Params): HourTypeCounts | null {
+function hourCounts(db: Db, params: ParamsOf<'events.list'>): HourTypeCounts | null {
   const w = nonTypeWhere(params);
-  const entities = ['participant', 'seat', 'host'].filter((k) => params[k] !== undefined);
+  const entities = (['participant', 'seat', 'host'] as const).filter((k) => params[k] !== undefined);
   if (entities.length >= 2) {
     // The events of the first entity filter inside the window, counted one by one by the shim.
     const first = entities[0]!;
@@ -109,7 +122,7 @@ function hourCounts(db: Db, params: Params): HourTypeCounts | null {
 }
 
 /** Membership of the plan's source list (its partition) and the window [since, until]. */
-function sourceWhere(plan: EventPlan, params: Params): Where {
+function sourceWhere(plan: EventPlan, params: EventWindow): Where {
   const [family, value] = plan.partition;
   const w: Where = { sql: [], args: [] };
   if (family === 'type') {
@@ -133,21 +146,20 @@ function planColumns(plan: EventPlan): Where {
   return { sql: [`(${cand}) AS cand`, `(${match}) AS m`], args: [...candArgs, ...candArgs, ...rest.args] };
 }
 
-const OLDER = '(e.observed_at < ? OR (e.observed_at = ? AND e.id < ?))';
-const NEWER = '(e.observed_at > ? OR (e.observed_at = ? AND e.id > ?))';
-const AT_OR_OLDER = '(e.observed_at < ? OR (e.observed_at = ? AND e.id <= ?))';
-const AT_OR_NEWER = '(e.observed_at > ? OR (e.observed_at = ? AND e.id >= ?))';
-const keyArgs = ([t, id]: FeedKey): unknown[] => [t, t, id];
+/** The feed's keyset, newest first (the declared order of events.list), and read toward newer events. */
+const OLDER_FIRST = keysetOf(routeOrder(ROUTES['events.list']), { observed_at: 'e.observed_at', id: 'e.id' });
+const NEWER_FIRST = reversed(OLDER_FIRST);
 
 /**
  * The source rows a page examines, in reading order: after the cursor (`older`: toward older events;
  * `newer`: after prev_cursor toward newer ones) — for windowed plans from the first candidate on, at
  * most EVENT_WINDOW of them; for plain plans the `limit` (+ 1 toward older events) nearest.
  */
-function pageRows(db: Db, plan: EventPlan, params: Params, dir: 'older' | 'newer', after: FeedKey | undefined, limit: number): Array<EventRow & { cand: number; m: number }> {
+function pageRows(db: Db, plan: EventPlan, params: EventWindow, dir: 'older' | 'newer', after: FeedKey | undefined, limit: number): Array<EventRow & { cand: number; m: number }> {
   const src = sourceWhere(plan, params);
-  const order = dir === 'older' ? 'e.observed_at DESC, e.id DESC' : 'e.observed_at ASC, e.id ASC';
-  let from = after === undefined ? null : { sql: dir === 'older' ? OLDER : NEWER, args: keyArgs(after) };
+  const keyset = dir === 'older' ? OLDER_FIRST : NEWER_FIRST;
+  const order = orderBySql(keyset);
+  let from = after === undefined ? null : afterSql(keyset, after);
   if (plan.windowed && plan.types !== null) {
     // The window starts at the first candidate after the cursor.
     const cand = withTypes(src, [...plan.types]);
@@ -156,7 +168,7 @@ function pageRows(db: Db, plan: EventPlan, params: Params, dir: 'older' | 'newer
       .raw()
       .get(...cand.args, ...(from?.args ?? [])) as FeedKey | undefined;
     if (first === undefined) return [];
-    from = { sql: dir === 'older' ? AT_OR_OLDER : AT_OR_NEWER, args: keyArgs(first) };
+    from = afterSql(keyset, first, { inclusive: true });
   }
   const cols = planColumns(plan);
   const n = plan.windowed ? EVENT_WINDOW : dir === 'older' ? limit + 1 : limit;
@@ -165,21 +177,23 @@ function pageRows(db: Db, plan: EventPlan, params: Params, dir: 'older' | 'newer
     .all(...cols.args, ...src.args, ...(from?.args ?? []), n) as Array<EventRow & { cand: number; m: number }>;
 }
 
-export const eventsListQuery: QueryFn = (db, params, nowMs) => {
-  const limit = params.limit as number;
-  const types = params.type as readonly string[] | undefined;
-  const cursor = params.cursor as CursorPosition | undefined;
-  const prev = params.prev_cursor as CursorPosition | undefined;
-  const plan = eventPlan({ types, host: params.host as string | undefined, seat: params.seat as string | undefined, participant: params.participant as string | undefined });
+export const eventsListQuery: QueryFn<'events.list'> = (db, params, nowMs) => {
+  const limit = params.limit;
+  const types = params.type;
+  const cursor = params.cursor;
+  const prev = params.prev_cursor;
+  const plan = eventPlan({ types, host: params.host, seat: params.seat, participant: params.participant });
   const dir = prev ? 'newer' : 'older';
   const collector = new FeedCollector<EventRow>(limit, plan.windowed, dir);
+  // parseRequest accepts a cursor only when its key fits the route's order (observed_at ms, id): a FeedKey.
   for (const r of pageRows(db, plan, params, dir, (prev ?? cursor)?.key as FeedKey | undefined, limit)) {
     if (!collector.offer(r, [r.observed_at, r.id], r.cand === 1, r.m === 1)) break;
   }
   // Toward newer events, next_cursor needs an older event of the source at or after since.
   const oldest = collector.oldestKey as FeedKey | null;
   const src = sourceWhere(plan, { since: params.since });
-  const olderFollows = dir === 'newer' && oldest !== null && db.prepare(`SELECT 1 FROM events e ${cond(src, [OLDER])} LIMIT 1`).get(...src.args, ...keyArgs(oldest)) !== undefined;
+  const older = dir === 'newer' && oldest !== null ? afterSql(OLDER_FIRST, oldest) : null;
+  const olderFollows = older !== null && db.prepare(`SELECT 1 FROM events e ${cond(src, [older.sql])} LIMIT 1`).get(...src.args, ...older.args) !== undefined;
   const { next, prev: newer } = collector.cursorKeys(olderFollows);
   const page: Record<string, unknown> = {
     items: collector.page.items.map((r) => globalEvent(db, r)),
@@ -189,13 +203,13 @@ export const eventsListQuery: QueryFn = (db, params, nowMs) => {
   if (!cursor && !prev) {
     const total = db.prepare('SELECT count(*) FROM events').pluck().get() as number;
     const oldest = db.prepare('SELECT min(observed_at) FROM events').pluck().get() as number | null;
-    const filterActive = ['type', 'host', 'seat', 'participant', 'since', 'until'].some((k) => params[k] !== undefined);
+    const filterActive = (['type', 'host', 'seat', 'participant', 'since', 'until'] as const).some((k) => params[k] !== undefined);
     page.meta = eventMeta({
       total,
       filterActive,
       types,
       hours: hourCounts(db, params),
-      bucket: chartBucketFor(params.since as number | undefined, params.until as number | undefined, oldest, nowMs),
+      bucket: chartBucketFor(params.since, params.until, oldest, nowMs),
     });
   }
   return ok(page);
@@ -206,20 +220,20 @@ export function apiAnomaly(v: AnomalyView): StoredAnomaly['a'] {
   return { ...v, observed_at: apiTs(v.observed_at) };
 }
 
-export const anomaliesListQuery: QueryFn = (db, params) => {
-  // Canonical parameters of anomalies.list (parseRequest): the types its ParamDefs declare.
-  const limit = params.limit as number;
+export const anomaliesListQuery: QueryFn<'anomalies.list'> = (db, params) => {
+  const limit = params.limit;
   const filters: AnomalyFilters = {
-    detector: params.detector as Detector | undefined,
-    grade: params.grade as AnomalyFilters['grade'],
-    host: params.host as string | undefined,
-    seat: params.seat as string | undefined,
-    acknowledged: params.acknowledged as boolean | undefined,
-    sinceMs: params.since as number | undefined,
+    detector: params.detector,
+    grade: params.grade,
+    host: params.host,
+    seat: params.seat,
+    acknowledged: params.acknowledged,
+    sinceMs: params.since,
   };
-  const cursor = params.cursor as CursorPosition | undefined;
+  const cursor = params.cursor;
   // Every filter in SQL, whatever list the shim reads: the `limit` + 1 nearest matches after the cursor.
   const matches: Array<{ item: StoredAnomaly['a']; key: FeedKey }> = [];
+  // parseRequest accepts a cursor only when its key fits the route's order (observed_at ms, id): a FeedKey.
   for (const { item, key } of anomalyList(db, filters, cursor ? (cursor.key as FeedKey) : undefined)) {
     matches.push({ item: apiAnomaly(item), key });
     if (matches.length > limit) break;
@@ -227,14 +241,14 @@ export const anomaliesListQuery: QueryFn = (db, params) => {
   return ok(anomalyPage(matches, limit));
 };
 
-export const anomaliesDetailQuery: QueryFn = (db, params) => {
-  const id = params.id as string;
+export const anomaliesDetailQuery: QueryFn<'anomalies.detail'> = (db, params) => {
+  const id = params.id;
   const v = anomalyView(db, id);
   return v === null ? notFoundOf('anomaly', id) : ok(apiAnomaly(v));
 };
 
-export const EVENTS_QUERIES: Record<string, QueryFn> = {
+export const EVENTS_QUERIES = {
   'events.list': eventsListQuery,
   'anomalies.list': anomaliesListQuery,
   'anomalies.detail': anomaliesDetailQuery,
-};
+} satisfies Partial<Queries>;

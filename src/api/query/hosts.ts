@@ -5,8 +5,8 @@ import type { Db } from '../../db/index.js';
 import { anomalyCount } from '../../derive/anomalies.js';
 import { hostIncidents, hostsResponse, hostVerdictCounts, hostView, openIncidentCount, phasePercentiles, round3, uptimePct, type HostRole, type IncidentView, type UptimeBucket } from '../../derive/hosts/read.js';
 import { ROLLUP_TABLES, type Resolution } from '../../derive/hosts/rollup.js';
-import { smlResponse } from '../../derive/zones.js';
 import type { CursorPosition } from '../cursor.js';
+import { smlResponse } from '../../derive/zones.js';
 import {
   ALL_LOCATIONS,
   apiTs,
@@ -22,8 +22,10 @@ import {
   type PageBody,
 } from '../hosts-shared.js';
 import type { SortKey } from '../keys.js';
-import { notFoundOf, ok, type ApiResult } from '../result.js';
-import type { Params, QueryFn } from './types.js';
+import { notFoundOf, ok } from '../result.js';
+import { ROUTES, routeOrder } from '../routes.js';
+import { afterSql, keysetOf, orderBySql } from './keyset.js';
+import type { Queries, QueryFn } from './types.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -38,8 +40,8 @@ export function hostRow(db: Db, hostname: string): HostRow | undefined {
   return db.prepare('SELECT id, hostname, role FROM hosts WHERE hostname = ?').get(hostname) as HostRow | undefined;
 }
 
-function cursorKey(params: Params): SortKey | undefined {
-  const c = params.cursor as CursorPosition | undefined;
+function cursorKey(params: { cursor?: CursorPosition }): SortKey | undefined {
+  const c = params.cursor;
   return c === undefined ? undefined : c.key;
 }
 
@@ -71,29 +73,29 @@ export function incidentPage(db: Db, route: string, partition: readonly string[]
   return pageBody(route, partition, items, keys, more);
 }
 
-const hostIncidentsQuery: QueryFn = (db, params) => {
-  const hostname = params.hostname as string;
+export const hostIncidentsQuery: QueryFn<'hosts.incidents'> = (db, params) => {
+  const hostname = params.hostname;
   if (!hostRow(db, hostname)) return notFoundOf('host', hostname);
   return ok(
     incidentPage(db, HOST_INCIDENTS_ROUTE, [hostname], {
       host: hostname,
-      status: params.status as 'open' | 'closed' | undefined,
-      sinceMs: params.since as number | undefined,
+      status: params.status,
+      sinceMs: params.since,
       after: cursorKey(params),
-      limit: params.limit as number,
+      limit: params.limit,
     }),
   );
 };
 
-const incidentsQuery: QueryFn = (db, params) =>
+export const incidentsQuery: QueryFn<'incidents.list'> = (db, params) =>
   ok(
     incidentPage(db, INCIDENTS_ROUTE, [], {
       // An unknown (or malformed) host filter matches nothing: the reader's WHERE finds no row.
-      host: params.host as string | undefined,
-      status: params.status as 'open' | 'closed' | undefined,
-      sinceMs: params.since as number | undefined,
+      host: params.host,
+      status: params.status,
+      sinceMs: params.since,
       after: cursorKey(params),
-      limit: params.limit as number,
+      limit: params.limit,
     }),
   );
 
@@ -102,6 +104,8 @@ const incidentsQuery: QueryFn = (db, params) =>
 
 /** Stored location ('' = the rollup) as published. */
 const LOCATION_SQL = `CASE location WHEN '' THEN '${ALL_LOCATIONS}' ELSE location END`;
+/** The uptime list's keyset (its declared order: bucket_start, then the published location). */
+const UPTIME_KEYSET = keysetOf(routeOrder(ROUTES['hosts.uptime']), { bucket_start: 'bucket_start', location: LOCATION_SQL });
 
 export interface UptimeRow {
   bucket_start: number;
@@ -135,13 +139,13 @@ export function uptimeItem(resolution: Resolution, hostname: string, role: HostR
  */
 export function uptimeSql(resolution: Resolution, where: readonly string[]): string {
   return `SELECT bucket_start, location, up, degraded, down, sketches FROM ${ROLLUP_TABLES[resolution]}
-    WHERE ${['host_id = ?', ...where].join(' AND ')} ORDER BY bucket_start DESC, ${LOCATION_SQL} ASC`;
+    WHERE ${['host_id = ?', ...where].join(' AND ')} ORDER BY ${orderBySql(UPTIME_KEYSET)}`;
 }
 
-const uptimeQuery: QueryFn = (db, params) => {
-  const hostname = params.hostname as string;
-  const resolution = params.resolution as Resolution;
-  const limit = params.limit as number;
+export const uptimeQuery: QueryFn<'hosts.uptime'> = (db, params) => {
+  const hostname = params.hostname;
+  const resolution = params.resolution;
+  const limit = params.limit;
   const host = hostRow(db, hostname);
   if (!host) return notFoundOf('host', hostname);
   const partition = [hostname, resolution];
@@ -158,14 +162,15 @@ const uptimeQuery: QueryFn = (db, params) => {
     args.push(params.to);
   }
   if (params.location !== undefined) {
-    const loc = params.location as string;
+    const loc = params.location;
     where.push('location = ?');
     args.push(loc === ALL_LOCATIONS ? '' : loc);
   }
   const after = cursorKey(params);
   if (after !== undefined) {
-    where.push(`(bucket_start < ? OR (bucket_start = ? AND ${LOCATION_SQL} > ?))`);
-    args.push(after[0], after[0], after[1]);
+    const keyset = afterSql(UPTIME_KEYSET, after);
+    where.push(keyset.sql);
+    args.push(...keyset.args);
   }
   const rows = db.prepare(`${uptimeSql(resolution, where)} LIMIT ?`).all(...args, limit + 1) as UptimeRow[];
   const page = rows.slice(0, limit);
@@ -184,20 +189,20 @@ const uptimeQuery: QueryFn = (db, params) => {
 // ---------------------------------------------------------------------------------------------
 // Single resources
 
-const networkQuery: QueryFn = (db, _params, nowMs) =>
+export const networkQuery: QueryFn<'network'> = (db, _params, nowMs) =>
   ok(networkSummary(hostVerdictCounts(db, nowMs), openIncidentCount(db), anomalyCount(db, nowMs - 24 * HOUR_MS, nowMs), nowMs));
 
-const hostsQuery: QueryFn = (db, _params, nowMs) => ok(hostsResponseApi(hostsResponse(db, nowMs), nowMs));
+export const hostsQuery: QueryFn<'hosts.list'> = (db, _params, nowMs) => ok(hostsResponseApi(hostsResponse(db, nowMs), nowMs));
 
-const hostQuery: QueryFn = (db, params, nowMs) => {
-  const hostname = params.hostname as string;
-  const v = hostView(db, hostname, (params.at as number | undefined) ?? null, nowMs);
+export const hostQuery: QueryFn<'hosts.detail'> = (db, params, nowMs) => {
+  const hostname = params.hostname;
+  const v = hostView(db, hostname, params.at ?? null, nowMs);
   return v === null ? notFoundOf('host', hostname) : ok(hostViewApi(v));
 };
 
-const smlQuery: QueryFn = (db, _params, nowMs) => ok(smlApi(smlResponse(db, nowMs)));
+export const smlQuery: QueryFn<'sml'> = (db, _params, nowMs) => ok(smlApi(smlResponse(db, nowMs)));
 
-export const HOSTS_QUERIES: Record<string, QueryFn> = {
+export const HOSTS_QUERIES = {
   network: networkQuery,
   'hosts.list': hostsQuery,
   'hosts.detail': hostQuery,
@@ -205,4 +210,4 @@ export const HOSTS_QUERIES: Record<string, QueryFn> = {
   'hosts.uptime': uptimeQuery,
   'incidents.list': incidentsQuery,
   sml: smlQuery,
-};
+} satisfies Partial<Queries>;

@@ -1,58 +1,46 @@
 // The oracle of the providers / access points / seats / churn family: answers straight from SQLite
 // through the derivation readers (src/derive/providers/read.ts, src/derive/churn.ts).
 import type { Db } from '../../db/index.js';
-import { apChurn, churnParticipants, defaultChurnPeriod, type ChurnCategory } from '../../derive/churn.js';
+import { apChurn, churnParticipants } from '../../derive/churn.js';
 import { apDetail, apsList, providerDetail, providersList, seatView } from '../../derive/providers/read.js';
 import { unpaginatedPage, withApiSince } from '../market-shared.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
-import type { Params, QueryFn } from './types.js';
+import type { Queries, QueryFn } from './types.js';
 
-function window(params: Params, nowMs: number): { from: string; to: string } {
-  const d = defaultChurnPeriod(nowMs);
-  const to = (params.to as string | undefined) ?? d.to;
-  // `from` defaults to 29 days before `to` (parseRequest fills both; this keeps direct calls honest).
-  const from = (params.from as string | undefined) ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
-  return { from, to };
-}
+export const providersListQuery: QueryFn<'providers.list'> = (db: Db) => ok(unpaginatedPage(providersList(db)));
 
-export const providersListQuery: QueryFn = (db: Db) => ok(unpaginatedPage(providersList(db)));
-
-export const providersDetailQuery: QueryFn = (db, params) => {
-  const slug = params.slug as string;
+export const providersDetailQuery: QueryFn<'providers.detail'> = (db, params) => {
+  const slug = params.slug;
   const p = providerDetail(db, slug);
   if (p === null) return notFoundOf('provider', slug);
   return ok({ ...p, seats: p.seats.map((s) => ({ seat_id: s.seat_id, hosts: s.hosts.map(withApiSince) })) });
 };
 
-export const apsListQuery: QueryFn = (db, _params, nowMs) => ok(unpaginatedPage(apsList(db, nowMs)));
+export const apsListQuery: QueryFn<'aps.list'> = (db, _params, nowMs) => ok(unpaginatedPage(apsList(db, nowMs)));
 
-export const apsDetailQuery: QueryFn = (db, params) => {
-  const key = params.key as string;
+export const apsDetailQuery: QueryFn<'aps.detail'> = (db, params) => {
+  const key = params.key;
   const d = apDetail(db, key);
   return d === null ? notFoundOf('access-point', key) : ok(d);
 };
 
-export const apsChurnQuery: QueryFn = (db, params, nowMs): ApiResult => {
-  const key = params.key as string;
-  const { from, to } = window(params, nowMs);
+export const apsChurnQuery: QueryFn<'aps.churn'> = (db, { key, from, to }): ApiResult => {
   const v = apChurn(db, key, from, to);
   return v === null ? notFoundOf('churn', key) : ok(v);
 };
 
-export const apsChurnParticipantsQuery: QueryFn = (db, params, nowMs): ApiResult => {
-  const key = params.key as string;
-  const { from, to } = window(params, nowMs);
-  const rows = churnParticipants(db, key, params.category as ChurnCategory, from, to);
+export const apsChurnParticipantsQuery: QueryFn<'aps.churn_participants'> = (db, { key, category, from, to }): ApiResult => {
+  const rows = churnParticipants(db, key, category, from, to);
   return rows === null ? notFoundOf('access-point', key) : ok(unpaginatedPage(rows));
 };
 
-export const seatsDetailQuery: QueryFn = (db, params) => {
-  const id = params.seatId as string;
+export const seatsDetailQuery: QueryFn<'seats.detail'> = (db, params) => {
+  const id = params.seatId;
   const v = seatView(db, id);
   return v === null ? notFoundOf('seat', id) : ok({ ...v, hosts: v.hosts.map(withApiSince) });
 };
 
-export const MARKET_QUERIES: Record<string, QueryFn> = {
+export const MARKET_QUERIES = {
   'providers.list': providersListQuery,
   'providers.detail': providersDetailQuery,
   'aps.list': apsListQuery,
@@ -60,4 +48,4 @@ export const MARKET_QUERIES: Record<string, QueryFn> = {
   'aps.churn': apsChurnQuery,
   'aps.churn_participants': apsChurnParticipantsQuery,
   'seats.detail': seatsDetailQuery,
-};
+} satisfies Partial<Queries>;

@@ -1,10 +1,10 @@
-// The oracle of the participants family (DESIGN §5 "Correctness oracle"): every answer straight from
+// The oracle of the participants family (docs/architecture.md §5, "Correctness oracle"): every answer straight from
 // SQLite — SQL with WHERE / ORDER BY / LIMIT and keyset conditions on the sort key. The composer
 // (src/edge/compose/participants.ts) must give byte-identical answers from the snapshot's files.
 // Shared pure rules (search, envelopes, cursors, meta, the filter_count budget): ../participants-shared.ts.
 import type { Db } from '../../db/index.js';
 import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
-import type { CursorPosition } from '../cursor.js';
+import type { ParamsOf } from '../handlers.js';
 import type { SortKey } from '../keys.js';
 import {
   activeDimensions,
@@ -22,7 +22,6 @@ import {
   listMeta,
   listOrder,
   listPage,
-  listParamsOf,
   simplePage,
   tsOf,
   tsOrNull,
@@ -36,7 +35,8 @@ import {
 import { notFoundOf, ok, type ApiResult } from '../result.js';
 import type { OrderSpec } from '../routes.js';
 import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
-import type { Params, QueryFn } from './types.js';
+import type { Queries, QueryFn } from './types.js';
+import { afterSql, keysetOf, orderBySql } from './keyset.js';
 
 // ---------------------------------------------------------------------------------------------
 // Rows -> spec objects
@@ -105,38 +105,9 @@ export function statsOf(db: Db, nowMs: number): ParticipantStats {
 
 const COLUMN: Record<string, string> = { first_seen_at: 'first_seen_at', name: 'name', country: 'country', id: 'pid' };
 
+/** ORDER BY of a list order over participant_list. */
 export function orderSql(order: OrderSpec): string {
-  return order.fields
-    .map((f) => {
-      const c = COLUMN[f.field]!;
-      const d = f.dir === 'desc' ? 'DESC' : 'ASC';
-      return f.nullable ? `${c} IS NULL, ${c} ${d}` : `${c} ${d}`;
-    })
-    .join(', ');
-}
-
-/** SQL condition "row after key" in the order (keyset), with its arguments. */
-export function afterSql(order: OrderSpec, key: SortKey): { sql: string; args: unknown[] } {
-  const ors: string[] = [];
-  const args: unknown[] = [];
-  const eqs: string[] = [];
-  const eqArgs: unknown[] = [];
-  order.fields.forEach((f, i) => {
-    const c = COLUMN[f.field]!;
-    const k = key[i] ?? null;
-    // "after" on this field (nulls last): nothing is after a null; after a value: a greater (asc) /
-    // smaller (desc) value, or null.
-    if (k !== null) {
-      ors.push(`(${[...eqs, `(${c} ${f.dir === 'desc' ? '<' : '>'} ? OR ${c} IS NULL)`].join(' AND ')})`);
-      args.push(...eqArgs, k);
-    }
-    if (k === null) eqs.push(`${c} IS NULL`);
-    else {
-      eqs.push(`${c} = ?`);
-      eqArgs.push(k);
-    }
-  });
-  return ors.length === 0 ? { sql: '0', args: [] } : { sql: `(${ors.join(' OR ')})`, args };
+  return orderBySql(keysetOf(order, COLUMN));
 }
 
 const FOLD_FN = 'peppol_fold_text';
@@ -229,13 +200,14 @@ function sourceSql(db: Db, plan: ListPlan & { kind: 'walk' }): { conds: string[]
 }
 
 /** The list answer for canonical parameters. */
-export function participantsList(db: Db, params: Params, nowMs: number): ApiResult {
-  const p = listParamsOf(params);
+export function participantsList(db: Db, params: ParamsOf<'participants.list'>, nowMs: number): ApiResult {
+  // The route's parsed parameters are the canonical list parameters (sort and limit always present).
+  const p: ListParams = params;
   const order = listOrder(p.sort);
   const search = p.q === undefined ? null : classifySearch(p.q);
   const plan = planList(p, search, rarestTrigram(db, search), postingTotals(db, p));
   const seatNames = curatedSeatNames(db);
-  const after = p.cursor === undefined ? null : afterSql(order, p.cursor.key);
+  const after = p.cursor === undefined ? null : afterSql(keysetOf(order, COLUMN), p.cursor.key);
   const { conds, args } = filterSql(db, p, search);
   let items: ParticipantListItem[];
   let nextKey: SortKey | null;
@@ -273,8 +245,8 @@ export function participantsList(db: Db, params: Params, nowMs: number): ApiResu
 // ---------------------------------------------------------------------------------------------
 // One participant
 
-export const participantsDetail: QueryFn = (db, params) => {
-  const id = params.id as string;
+export const participantsDetail: QueryFn<'participants.detail'> = (db, params) => {
+  const id = params.id;
   const v = viewOf(db, id);
   return v === null ? notFoundOf('participant', id) : ok(v);
 };
@@ -290,36 +262,38 @@ function takePage<T, K>(gen: Iterable<{ item: T; key: K }>, limit: number, keyOf
   return { items, keys, more: false };
 }
 
-export const participantsEvents: QueryFn = (db, params) => {
-  const id = params.id as string;
+export const participantsEvents: QueryFn<'participants.events'> = (db, params) => {
+  const id = params.id;
   if (participantKey(db, id) === null) return notFoundOf('participant', id);
-  const c = params.cursor as CursorPosition | undefined;
+  const c = params.cursor;
+  // parseRequest accepts a cursor only when its key fits the route's order: [observed_at ms, event id].
   const after = c === undefined ? null : { observed_at: c.key[0] as number, id: c.key[1] as string };
   const gen = participantEvents(db, id, { after });
-  const pg = takePage(gen, params.limit as number, (k) => [k.observed_at, k.id]);
+  const pg = takePage(gen, params.limit, (k) => [k.observed_at, k.id]);
   const items = pg.items.map((e) => ({ id: e.id, type: e.type, observed_at: tsOf(e.observed_at), payload: e.payload }));
   return ok(simplePage(EVENTS_ROUTE, [id], items, pg.keys, pg.more));
 };
 
-export const participantsHistory: QueryFn = (db, params) => {
-  const id = params.id as string;
+export const participantsHistory: QueryFn<'participants.history'> = (db, params) => {
+  const id = params.id;
   if (participantKey(db, id) === null) return notFoundOf('participant', id);
-  const c = params.cursor as CursorPosition | undefined;
+  const c = params.cursor;
+  // parseRequest accepts a cursor only when its key fits the route's order: [valid_from ms, fact].
   const after = c === undefined ? null : { valid_from: c.key[0] as number, fact: c.key[1] as string };
-  const pg = takePage(participantHistory(db, id, { after }), params.limit as number, (k) => [k.valid_from, k.fact]);
+  const pg = takePage(participantHistory(db, id, { after }), params.limit, (k) => [k.valid_from, k.fact]);
   const items = pg.items.map((h) => ({ fact: h.fact, valid_from: tsOf(h.valid_from), valid_to: tsOrNull(h.valid_to), detail: h.detail }));
   return ok(simplePage(HISTORY_ROUTE, [id], items, pg.keys, pg.more));
 };
 
-export const statsParticipants: QueryFn = (db, _params, nowMs) => ok(statsOf(db, nowMs));
+export const statsParticipants: QueryFn<'stats.participants'> = (db, _params, nowMs) => ok(statsOf(db, nowMs));
 
-export const PARTICIPANT_QUERIES: Record<string, QueryFn> = {
+export const PARTICIPANT_QUERIES = {
   'participants.list': participantsList,
   'participants.detail': participantsDetail,
   'participants.events': participantsEvents,
   'participants.history': participantsHistory,
   'stats.participants': statsParticipants,
-};
+} satisfies Partial<Queries>;
 
 /** Sorts named for renderers (re-exported for convenience). */
 export type { ParticipantSort };

@@ -1,15 +1,16 @@
 // The shim's side of one route: canonical parameters -> answer, from snapshot files only. Edge-safe.
+import type { AnyParams, ComposedRouteId, ParamsOf } from '../../api/handlers.js';
 import type { ApiResult } from '../../api/result.js';
-import type { ReadFile, ReadStats } from '../list-reader.js';
+import type { Source } from './source.js';
 
-export type Params = Readonly<Record<string, unknown>>;
+/** The composer of route `I`: its parsed parameters (ParsedParams of its ParamDefs) and the request's Source. */
+export type ComposeFn<I extends ComposedRouteId> = (params: ParamsOf<I>, src: Source) => Promise<ApiResult>;
 
-export interface ComposeContext {
-  read: ReadFile;
-  /** The snapshot's clock: manifest.generated_at in ms. */
-  nowMs: number;
-  /** Files and bytes read for this answer (cost budget; docs/snapshot-format.md). */
-  stats: ReadStats;
-}
+/**
+ * Composers of some routes, each typed by its route id. Routes whose every answer is an exact file
+ * (ExactOnlyRouteId) have none: src/edge/compose/index.ts reads the file.
+ */
+export type Composers<Ids extends ComposedRouteId = ComposedRouteId> = { readonly [I in Ids]: ComposeFn<I> };
 
-export type ComposeFn = (params: Params, ctx: ComposeContext) => Promise<ApiResult>;
+/** A composer called with parameters parsed for its route at run time (dispatch by route id). */
+export type AnyComposeFn = (params: AnyParams, src: Source) => Promise<ApiResult>;

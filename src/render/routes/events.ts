@@ -24,7 +24,8 @@ import {
   type StoredAnomaly,
   type StoredEvent,
 } from '../../api/events-shared.js';
-import { apiAnomaly, EVENTS_QUERIES, globalEvent } from '../../api/query/events.js';
+import { LIMIT_DEFAULT } from '../../api/params.js';
+import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent } from '../../api/query/events.js';
 import { EVENT_TYPES } from '../../api/schemas/common.js';
 import type { Db } from '../../db/index.js';
 import { anomalyView } from '../../derive/anomalies.js';
@@ -122,7 +123,11 @@ function writeEventPartitions(ctx: RenderContext, family: string, rows: Iterable
 
 function renderEvents(ctx: RenderContext): void {
   const db = ctx.db;
-  const r = EVENTS_QUERIES['events.list']!(db, { limit: 50 }, ctx.nowMs);
+  const r = eventsListQuery(
+    db,
+    { type: undefined, host: undefined, seat: undefined, participant: undefined, since: undefined, until: undefined, prev_cursor: undefined, limit: LIMIT_DEFAULT, cursor: undefined },
+    ctx.nowMs,
+  );
   if (r.status === 200) ctx.exact(['v1', 'events'], r.body);
   const base = `FROM events e LEFT JOIN participants p ON p.id = e.participant_id`;
   writeEventPartitions(ctx, 'all', db.prepare(`SELECT 'all' AS part, ${EVENT_COLS} ${base} ORDER BY e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>);
@@ -175,7 +180,11 @@ function writeAnomalyPartitions(ctx: RenderContext, family: string, rows: Iterab
 
 function renderAnomaliesList(ctx: RenderContext): void {
   const db = ctx.db;
-  const r = EVENTS_QUERIES['anomalies.list']!(db, { limit: 50 }, ctx.nowMs);
+  const r = anomaliesListQuery(
+    db,
+    { detector: undefined, grade: undefined, host: undefined, seat: undefined, acknowledged: undefined, since: undefined, limit: LIMIT_DEFAULT, cursor: undefined },
+    ctx.nowMs,
+  );
   if (r.status === 200) ctx.exact(['v1', 'anomalies'], r.body);
   const order = 'ORDER BY part, a.observed_at DESC, a.id DESC';
   writeAnomalyPartitions(ctx, 'all', db.prepare(`SELECT 'all' AS part, a.id FROM anomalies a ${order}`).iterate() as Iterable<AnomalyRow>);
@@ -185,7 +194,7 @@ function renderAnomaliesList(ctx: RenderContext): void {
 
 function renderAnomaliesDetail(ctx: RenderContext): void {
   for (const id of ctx.db.prepare('SELECT id FROM anomalies ORDER BY id').pluck().all() as string[]) {
-    const r = EVENTS_QUERIES['anomalies.detail']!(ctx.db, { id }, ctx.nowMs);
+    const r = anomaliesDetailQuery(ctx.db, { id }, ctx.nowMs);
     if (r.status === 200) ctx.exact(['v1', 'anomalies', id], r.body);
   }
 }

@@ -29,7 +29,7 @@ import type { Statement } from 'better-sqlite3';
 import { DEFAULT_LIMIT, UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, compactUptime, type UptimeTuple } from '../../api/hosts-shared.js';
 import type { SortKey } from '../../api/keys.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
-import { HOSTS_QUERIES, uptimeItem, uptimeSql, type UptimeRow } from '../../api/query/hosts.js';
+import { uptimeItem, uptimeQuery, uptimeSql, type UptimeRow } from '../../api/query/hosts.js';
 import { RESOLUTIONS } from '../../api/schemas/index.js';
 import type { HostRole } from '../../derive/hosts/read.js';
 import { ROLLUP_TABLES, type Resolution } from '../../derive/hosts/rollup.js';
@@ -180,7 +180,11 @@ export function renderHostUptime(ctx: RenderContext, h: UptimeHost): void {
 }
 
 function exactPage(ctx: RenderContext, h: UptimeHost): void {
-  const r = HOSTS_QUERIES[UPTIME_ROUTE]!(ctx.db, { hostname: h.hostname, resolution: 'hourly', limit: DEFAULT_LIMIT }, ctx.nowMs);
+  const r = uptimeQuery(
+    ctx.db,
+    { hostname: h.hostname, resolution: 'hourly', from: undefined, to: undefined, location: undefined, limit: DEFAULT_LIMIT, cursor: undefined },
+    ctx.nowMs,
+  );
   if (r.status !== 200) throw new Error(`render ${UPTIME_ROUTE}: the oracle answered ${r.status} for ${h.hostname}`);
   ctx.exact(['v1', 'hosts', h.hostname, 'uptime'], r.body);
 }

@@ -11,8 +11,9 @@
 // Streaming: one host at a time, rows iterated from SQLite statements (an uptime list, which has a head,
 // is held until it is finished: ~15,000 buckets at 90 days, or its newest buckets when patched).
 import { DEFAULT_LIMIT, HOST_INCIDENTS_ROUTE, HOST_ROUTE, INCIDENT_DIRS, INCIDENTS_ROUTE, STATE_DIRS, certApiOrNull, incidentApi, type HostStateItem } from '../../api/hosts-shared.js';
+import type { ParamsOf } from '../../api/handlers.js';
 import { HOSTS_QUERIES } from '../../api/query/hosts.js';
-import type { Params } from '../../api/query/types.js';
+import type { Queries } from '../../api/query/types.js';
 import { hostIncidents, type HostRole } from '../../derive/hosts/read.js';
 import { hostStateIntervals } from '../../derive/hosts/timeline.js';
 import type { RenderContext } from '../context.js';
@@ -31,9 +32,12 @@ function knownHosts(ctx: RenderContext): HostRow[] {
   return ctx.db.prepare('SELECT id, hostname, role FROM hosts ORDER BY hostname').all() as HostRow[];
 }
 
+type HostsRouteId = keyof typeof HOSTS_QUERIES;
+const QUERY: Queries<HostsRouteId> = HOSTS_QUERIES;
+
 /** The oracle's body for a request that must succeed (the exact files). */
-function body(routeId: string, ctx: RenderContext, params: Params): unknown {
-  const r = HOSTS_QUERIES[routeId]!(ctx.db, params, ctx.nowMs);
+function body<I extends HostsRouteId>(routeId: I, ctx: RenderContext, params: ParamsOf<I>): unknown {
+  const r = QUERY[routeId](ctx.db, params, ctx.nowMs);
   if (r.status !== 200) throw new Error(`render ${routeId}: the oracle answered ${r.status} for ${JSON.stringify(params)}`);
   return r.body;
 }
@@ -52,7 +56,7 @@ function renderSml(ctx: RenderContext): void {
 
 function renderHostDetail(ctx: RenderContext): void {
   for (const h of knownHosts(ctx)) {
-    ctx.exact(['v1', 'hosts', h.hostname], body(HOST_ROUTE, ctx, { hostname: h.hostname }));
+    ctx.exact(['v1', 'hosts', h.hostname], body(HOST_ROUTE, ctx, { hostname: h.hostname, at: undefined }));
     const list = ctx.list(HOST_ROUTE, [h.hostname], STATE_DIRS);
     for (const s of hostStateIntervals(ctx.db, h.id)) {
       const item: HostStateItem = { valid_to: s.valid_to, verdict: s.verdict, network: s.network, cert: certApiOrNull(s.cert) };
@@ -67,7 +71,7 @@ function renderHostIncidents(ctx: RenderContext): void {
     const list = ctx.list(HOST_INCIDENTS_ROUTE, [h.hostname], INCIDENT_DIRS, ['status']);
     for (const { item, key } of hostIncidents(ctx.db, { host: h.hostname })) list.add(incidentApi(item), [key.started_at, key.id], { status: [item.status] });
     list.finish();
-    ctx.exact(['v1', 'hosts', h.hostname, 'incidents'], body(HOST_INCIDENTS_ROUTE, ctx, { hostname: h.hostname, limit: DEFAULT_LIMIT }));
+    ctx.exact(['v1', 'hosts', h.hostname, 'incidents'], body(HOST_INCIDENTS_ROUTE, ctx, { hostname: h.hostname, status: undefined, since: undefined, limit: DEFAULT_LIMIT, cursor: undefined }));
   }
 }
 
@@ -75,7 +79,7 @@ function renderIncidents(ctx: RenderContext): void {
   const list = ctx.list(INCIDENTS_ROUTE, [], INCIDENT_DIRS, ['status']);
   for (const { item, key } of hostIncidents(ctx.db)) list.add(incidentApi(item), [key.started_at, key.id], { status: [item.status] });
   list.finish();
-  ctx.exact(['v1', 'incidents'], body(INCIDENTS_ROUTE, ctx, { limit: DEFAULT_LIMIT }));
+  ctx.exact(['v1', 'incidents'], body(INCIDENTS_ROUTE, ctx, { host: undefined, status: undefined, since: undefined, limit: DEFAULT_LIMIT, cursor: undefined }));
 }
 
 function renderUptime(ctx: RenderContext): void {

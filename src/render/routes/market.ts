@@ -5,7 +5,7 @@
 // - lists: `aps.churn` per canonical key (one row per UTC day with churn) and `aps.churn_participants`
 //   per canonical key and category.
 // Bodies are the oracle's answers (src/api/query/market.ts), so exact files equal the oracle by construction.
-import { CHURN_CATEGORIES } from '../../derive/churn.js';
+import { CHURN_CATEGORIES, defaultChurnPeriod } from '../../derive/churn.js';
 import { churnDailyByIdentity, churnFactsByIdentity } from '../../derive/churn-lists.js';
 import {
   CHURN_DAY_DIRS,
@@ -15,12 +15,16 @@ import {
   type ChurnDayRow,
   type ChurnParticipantRow,
 } from '../../api/market-shared.js';
+import type { ParamsOf } from '../../api/handlers.js';
 import { MARKET_QUERIES } from '../../api/query/market.js';
-import type { Params } from '../../api/query/types.js';
+import type { Queries } from '../../api/query/types.js';
 import type { RenderContext } from '../context.js';
 
-function answer(ctx: RenderContext, routeId: string, params: Params): unknown | null {
-  const r = MARKET_QUERIES[routeId]!(ctx.db, params, ctx.nowMs);
+type MarketRouteId = keyof typeof MARKET_QUERIES;
+const QUERY: Queries<MarketRouteId> = MARKET_QUERIES;
+
+function answer<I extends MarketRouteId>(ctx: RenderContext, routeId: I, params: ParamsOf<I>): unknown | null {
+  const r = QUERY[routeId](ctx.db, params, ctx.nowMs);
   return r.status === 200 ? r.body : null;
 }
 
@@ -53,9 +57,11 @@ function renderApsDetail(ctx: RenderContext): void {
 }
 
 function renderApsChurn(ctx: RenderContext): void {
-  // Default-window exact files for every key with churn (stale keys included).
+  // Default-window exact files for every key with churn (stale keys included): the window parseRequest
+  // fills for a request without from / to (the trailing 30 UTC days ending on the snapshot's day).
+  const { from, to } = defaultChurnPeriod(ctx.nowMs);
   for (const key of allApKeys(ctx)) {
-    const body = answer(ctx, 'aps.churn', { key });
+    const body = answer(ctx, 'aps.churn', { key, from, to });
     if (body !== null) ctx.exact(['v1', 'aps', key, 'churn'], body);
   }
   // Day rows per canonical key.

@@ -15,7 +15,6 @@ import { compareKeys } from '../../api/keys.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import {
   DEFAULT_SORT,
-  dirsOf,
   expandParticipant,
   facetValues,
   foldName,
@@ -36,6 +35,7 @@ import {
   type StoredParticipant,
 } from '../../api/participants-shared.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
+import { orderDirs } from '../../api/routes.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/query/participants.js';
 import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
@@ -89,7 +89,11 @@ function facetsOf(item: ParticipantListItem): Record<string, string[]> {
 export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = TRIGRAM_WRITERS_MAX): void {
   const { db } = ctx;
   const seatNames = curatedSeatNames(db);
-  const body = participantsList(db, { sort: DEFAULT_SORT, limit: LIMIT_DEFAULT }, ctx.nowMs);
+  const body = participantsList(
+    db,
+    { sort: DEFAULT_SORT, country: undefined, scheme: undefined, smp: undefined, ap: undefined, registered: undefined, provenance: undefined, q: undefined, limit: LIMIT_DEFAULT, cursor: undefined },
+    ctx.nowMs,
+  );
   if (body.status !== 200) throw new Error('participants.list: default page is not 200');
   ctx.exact(['v1', 'participants'], body.body);
   if (ctx.participants === 'changed' && ctx.lists?.patchable && patchLists(ctx, seatNames)) return;
@@ -129,7 +133,7 @@ function writeDefaultOrderLists(ctx: RenderContext, rows: Iterable<ListRow & { g
       w?.finish();
       n++;
       current = r.group;
-      w = ctx.list(LIST_ROUTE, partitionOf(current), dirsOf(dflt), undefined, LAYOUT, true);
+      w = ctx.list(LIST_ROUTE, partitionOf(current), orderDirs(dflt), undefined, LAYOUT, true);
     }
     const item = listItemOf(r, seatNames);
     w!.add(storeParticipant(item), listKey(dflt, item));
@@ -151,12 +155,12 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   const { db } = ctx;
   let lists = PARTICIPANT_SORTS.length + 1;
   const dflt = listOrder(DEFAULT_SORT);
-  const dfltDirs = dirsOf(dflt);
+  const dfltDirs = orderDirs(dflt);
   // The main lists other than the default order, one pass each.
   for (const sort of PARTICIPANT_SORTS) {
     if (sort === DEFAULT_SORT) continue;
     const order = listOrder(sort);
-    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirsOf(order), MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
+    const w = ctx.list(LIST_ROUTE, mainPartition(sort), orderDirs(order), MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
       w.add(storeParticipant(item), listKey(order, item), facetsOf(item));
@@ -287,14 +291,14 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     return c;
   };
   const dflt = listOrder(DEFAULT_SORT);
-  const dfltDirs = dirsOf(dflt);
+  const dfltDirs = orderDirs(dflt);
   /** Every list an item is in, with its key there. */
   const placesOf = (item: ParticipantListItem): Array<{ list: ListChanges; key: SortKey; facets?: Record<string, string[]> }> => {
     const out: Array<{ list: ListChanges; key: SortKey; facets?: Record<string, string[]> }> = [];
     const facets = facetsOf(item);
     for (const sort of PARTICIPANT_SORTS) {
       const order = listOrder(sort);
-      out.push({ list: changesOf(mainPartition(sort), dirsOf(order), 'main'), key: listKey(order, item), facets });
+      out.push({ list: changesOf(mainPartition(sort), orderDirs(order), 'main'), key: listKey(order, item), facets });
     }
     const key = listKey(dflt, item);
     for (const partition of postingPartitionsOf(item)) out.push({ list: changesOf(partition, dfltDirs, 'posting'), key });

@@ -7,10 +7,10 @@
 // A participant's files are its render unit (RenderContext.forEachParticipant: an incremental build
 // renders only the changed participants).
 import { LIMIT_DEFAULT } from '../../api/params.js';
-import { dirsOf, DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE, tsOf, tsOrNull } from '../../api/participants-shared.js';
+import { DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE, tsOf, tsOrNull } from '../../api/participants-shared.js';
 import { participantsEvents, participantsHistory, statsOf, viewOf } from '../../api/query/participants.js';
 import type { SortKey } from '../../api/keys.js';
-import { orderOf, ROUTES, sortKeyOf } from '../../api/routes.js';
+import { orderDirs, orderOf, ROUTES, sortKeyOf } from '../../api/routes.js';
 import { participantEvents, participantHistory } from '../../derive/participants/read.js';
 import type { ParticipantUnit, RenderContext } from '../context.js';
 import type { ParticipantRecord, RecordPage } from '../../api/participant-record.js';
@@ -46,7 +46,7 @@ export function renderParticipantsDetail(ctx: RenderContext, opts: ParticipantRe
 
 /** The first page of a participant's events or history at default parameters, null when empty. */
 function firstPageOf(ctx: RenderContext, route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE, pid: string): RecordPage | null {
-  const first = (route === EVENTS_ROUTE ? participantsEvents : participantsHistory)(ctx.db, { id: pid, limit: LIMIT_DEFAULT }, ctx.nowMs);
+  const first = (route === EVENTS_ROUTE ? participantsEvents : participantsHistory)(ctx.db, { id: pid, limit: LIMIT_DEFAULT, cursor: undefined }, ctx.nowMs);
   if (first.status !== 200) throw new Error(`${route}: ${pid} has no first page`);
   const page = first.body as RecordPage;
   // Most participants have no events (98,548 of 101,062 at the medium demo): null, not an empty page.
@@ -65,7 +65,7 @@ function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | t
           .get(r.participant_id) as number);
   if (count <= opts.perParticipantListMin) return;
   const order = orderOf(ROUTES[route].list!, {});
-  const w = ctx.list(route, [r.pid], dirsOf(order));
+  const w = ctx.list(route, [r.pid], orderDirs(order));
   if (route === EVENTS_ROUTE) {
     for (const { item } of participantEvents(ctx.db, r.pid)) {
       const e = { id: item.id, type: item.type, observed_at: tsOf(item.observed_at), payload: item.payload };
