@@ -29,7 +29,8 @@ import {
   timestampType,
   type ParamType,
 } from '../src/api/params.js';
-import { matchRoute, parseRequest } from '../src/api/routes.js';
+import { matchRoute } from '../src/api/routes/match.js';
+import { parseRequest } from '../src/api/routes/request.js';
 import { EVENT_TYPES } from '../src/api/schemas/index.js';
 
 const RUNS = { numRuns: 300 };

@@ -1,4 +1,4 @@
-// The route table (src/api/routes.ts) and problems (src/api/problems.ts): one route per endpoint of the
+// The route table (src/api/routes/table.ts) and problems (src/api/problems.ts): one route per endpoint of the
 // spec with its parameters, 400 and 404 cases, keyless flag and list descriptor; matchRoute tells "no
 // such path" from "bad identifier"; parseRequest canonicalises (idempotently), applies defaults and
 // rules, and binds cursors to their list; problems are RFC 9457 documents naming the parameter.
@@ -20,22 +20,10 @@ import {
   problemForParamErrors,
   quotaExceededProblem,
 } from '../src/api/problems.js';
-import {
-  ROUTES,
-  ROUTE_LIST,
-  badRequestParams,
-  notFoundProblems,
-  buildPath,
-  canonicalQuery,
-  canonicalTarget,
-  isFirstPage,
-  listPartition,
-  matchRoute,
-  orderOf,
-  parseRequest,
-  sortKeyOf,
-  type AnyRoute,
-} from '../src/api/routes.js';
+import { matchRoute } from '../src/api/routes/match.js';
+import { badRequestParams, notFoundProblems, buildPath, canonicalQuery, canonicalTarget, isFirstPage, listPartition, orderOf, parseRequest, sortKeyOf } from '../src/api/routes/request.js';
+import { ROUTES, ROUTE_LIST } from '../src/api/routes/table.js';
+import type { AnyRoute } from '../src/api/routes/types.js';
 import { EXAMPLES } from '../src/api/schemas/examples.js';
 import { Problem, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTE_LIST } from '../src/api/routes.js';
+import { ROUTE_LIST } from '../src/api/routes/table.js';
 import { defaultConfig } from '../src/config/index.js';
 import { runBuild, type BuildSummary } from '../src/render/build.js';
 import { verifySnapshot } from '../src/render/verify.js';

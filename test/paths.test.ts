@@ -8,7 +8,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeSegment, SEGMENT_MAX } from '../src/api/paths.js';
-import { matchRoute } from '../src/api/routes.js';
+import { matchRoute } from '../src/api/routes/match.js';
 import { sha256Hex } from '../src/api/sha256.js';
 import { defaultConfig } from '../src/config/index.js';
 import { openDb } from '../src/db/index.js';

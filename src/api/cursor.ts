@@ -24,7 +24,7 @@ import type { SortKey } from './keys.js';
 export type CursorDirection = 'next' | 'prev';
 
 export interface CursorPosition {
-  /** Route id of the list (routes.ts). */
+  /** Route id of the list (src/api/routes/table.ts). */
   route: string;
   /** Canonical values of the list's partition parameters, in the list's declared order. */
   partition: readonly string[];

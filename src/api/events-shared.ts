@@ -35,7 +35,9 @@
 //   most `limit` + 2 chunks a page.
 import { encodeCursor } from './cursor.js';
 import type { Direction, SortKey } from './keys.js';
-import { orderDirs, ROUTES, routeOrder } from './routes.js';
+import { orderDirs, routeOrder } from './routes/request.js';
+import { ROUTES } from './routes/table.js';
+import { DAY_MS, HOUR_MS, WEEK_MS } from './time.js';
 
 export const EVENT_ROUTE = 'events.list';
 export const ANOMALY_ROUTE = 'anomalies.list';
@@ -43,9 +45,6 @@ export const ANOMALY_ROUTE = 'anomalies.list';
 export const NEWEST_FIRST_DIRS: Direction[] = orderDirs(routeOrder(ROUTES[EVENT_ROUTE]));
 export type FeedKey = [number, string];
 
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 86_400_000;
-export const WEEK_MS = 7 * DAY_MS;
 /**
  * Most partition events counted one by one for meta under two or more entity filters: about two
  * chunks of events (EVENT_CHUNK_MIN_ITEMS), so that a first page stays within a bounded read.

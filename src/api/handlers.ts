@@ -1,7 +1,8 @@
 // The typed shape of a route's handlers: the oracle's query (src/api/query) and the shim's composer
 // (src/edge/compose) of every data route take that route's parsed parameters (ParsedParams of its
 // ParamDefs), so a missing or mistyped handler is a compile error. Edge-safe.
-import type { ParsedParams, Route, RouteId } from './routes.js';
+import type { Route, RouteId } from './routes/table.js';
+import type { ParsedParams } from './routes/types.js';
 
 /** Routes answered by the HTTP layer or served as files, not by a query and a composer. */
 type SelfAnsweredRouteId = 'health' | 'health.db' | 'discovery.openapi' | 'discovery.api_catalog';

@@ -11,13 +11,14 @@
 //   location]; facet `location` (UPTIME_FACETS).
 // - Host state as of an instant: the state interval [valid_from, valid_to) holding T = min(at, now),
 //   none before the first check or after a closed last interval (src/derive/hosts/read.ts hostStateAt).
-// - Cursors: encodeCursor with hint '' and the route's partition (docs/snapshot-format.md).
+// - Cursors: nextCursor (src/api/page.ts) with the route's partition (docs/snapshot-format.md).
 // - Uptime list chunks hold compact tuples (compactUptime / expandUptime below).
-import { encodeCursor } from './cursor.js';
 import type { Direction, SortKey } from './keys.js';
-import { orderDirs, ROUTES, routeOrder } from './routes.js';
+import { orderDirs, routeOrder } from './routes/request.js';
+import { ROUTES } from './routes/table.js';
 import type { HostCert, HostNetwork, HostSummary, HostView, HostsResponse, IncidentView, UptimeBucket } from '../derive/hosts/read.js';
 import type { SmlResponse, ZoneIncidentView, ZoneStatusView } from '../derive/zones.js';
+import { apiTs, apiTsOrNull } from './time.js';
 
 export const HOST_ROUTE = 'hosts.detail';
 export const HOST_INCIDENTS_ROUTE = 'hosts.incidents';
@@ -35,19 +36,9 @@ export const STATE_DIRS: Direction[] = ['desc'];
 /** Published name of the rollup across locations (stored as '' in the uptime tables). */
 export const ALL_LOCATIONS = '__all__';
 
-/** Default page size of the lists (routes.ts LIMIT default). */
+/** Default page size of the lists (the LIMIT default of src/api/routes/table.ts). */
 export const DEFAULT_LIMIT = 50;
 
-/** A timestamp as the API prints it (`Date.prototype.toISOString()`), from an ISO string or epoch ms. */
-export function apiTs(v: string | number): string {
-  const ms = typeof v === 'number' ? v : Date.parse(v);
-  if (Number.isNaN(ms)) throw new TypeError(`apiTs: not a timestamp: ${String(v)}`);
-  return new Date(ms).toISOString();
-}
-
-function tsOrNull(v: string | null): string | null {
-  return v === null ? null : apiTs(v);
-}
 
 export function certApi(c: HostCert): HostCert {
   return { fingerprint: c.fingerprint, subject: c.subject, issuer: c.issuer, not_before: apiTs(c.not_before), not_after: apiTs(c.not_after) };
@@ -105,7 +96,7 @@ function summaryApi(s: HostSummary): HostSummary {
     verdict: s.verdict,
     latency: s.latency,
     uptime_24h: s.uptime_24h,
-    last_bucket: tsOrNull(s.last_bucket),
+    last_bucket: apiTsOrNull(s.last_bucket),
   };
   if (s.cert) out.cert = certApi(s.cert);
   if (s.provider) out.provider = s.provider;
@@ -134,7 +125,7 @@ function zoneIncidentApi(i: ZoneIncidentView): ZoneIncidentView {
     status: i.status,
     severity: i.severity,
     started_at: apiTs(i.started_at),
-    ended_at: tsOrNull(i.ended_at),
+    ended_at: apiTsOrNull(i.ended_at),
     timeline: i.timeline.map((s) => ({ at: apiTs(s.at), severity: s.severity })),
   };
 }
@@ -149,7 +140,7 @@ function zoneApi(z: ZoneStatusView): ZoneStatusView {
     critical_nxdomain: z.critical_nxdomain,
     cutover: { dname_present: z.cutover.dname_present, dname_target: z.cutover.dname_target },
     canary: z.canary.map((c) => ({ ...c, observed_at: apiTs(c.observed_at) })),
-    management: { host: z.management.host, tls_ok: z.management.tls_ok, tls_not_after: tsOrNull(z.management.tls_not_after), tls_issuer: z.management.tls_issuer },
+    management: { host: z.management.host, tls_ok: z.management.tls_ok, tls_not_after: apiTsOrNull(z.management.tls_not_after), tls_issuer: z.management.tls_issuer },
     incidents: z.incidents.map(zoneIncidentApi),
   };
 }
@@ -169,24 +160,11 @@ export function incidentApi(i: IncidentView): IncidentView {
     status: i.status,
     severity: i.severity,
     started_at: apiTs(i.started_at),
-    ended_at: tsOrNull(i.ended_at),
+    ended_at: apiTsOrNull(i.ended_at),
     timeline: i.timeline.map((s) => ({ at: apiTs(s.at), severity: s.severity })),
   };
 }
 
-export interface PageBody<T> {
-  items: T[];
-  next_cursor: string | null;
-}
-
-/**
- * The page envelope: `next_cursor` stands on the last item when another matching item follows.
- * `partition` = the route's canonical partition values (routes.ts listPartition).
- */
-export function pageBody<T>(route: string, partition: readonly string[], items: T[], keys: readonly SortKey[], more: boolean): PageBody<T> {
-  const last = keys[keys.length - 1];
-  return { items, next_cursor: more && last !== undefined ? encodeCursor({ route, partition, key: last, hint: '', dir: 'next' }) : null };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Uptime buckets in list chunks

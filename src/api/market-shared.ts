@@ -12,18 +12,8 @@
 //   the answer is the first 500 rows within [from, to].
 import type { SortKey } from './keys.js';
 import type { ApChurnView, ChurnCounterpartTotal, ChurnParticipant, ChurnSeriesPoint, ChurnTotals } from './schemas/providers.js';
+import { apiTs, DAY_MS } from './time.js';
 
-/** A timestamp as the API prints it (`Date.prototype.toISOString()`), from an ISO string or epoch ms. */
-export function apiTs(v: string | number): string {
-  const ms = typeof v === 'number' ? v : Date.parse(v);
-  if (Number.isNaN(ms)) throw new TypeError(`not a timestamp: ${String(v)}`);
-  return new Date(ms).toISOString();
-}
-
-/** `{ items, next_cursor: null }`: the unpaginated envelope (providers, aps, churn participants). */
-export function unpaginatedPage<T>(items: T[]): { items: T[]; next_cursor: null } {
-  return { items, next_cursor: null };
-}
 
 /** A SeatHost-bearing object with `since` re-printed in API form. */
 export function withApiSince<H extends { since: string | null }>(h: H): H {
@@ -47,7 +37,6 @@ export interface ChurnDayRow {
 export const CHURN_DAY_DIRS = ['asc'] as const;
 export const churnDayKey = (row: ChurnDayRow): SortKey => [row.day];
 
-const DAY_MS = 86_400_000;
 
 /** Days from `from` to `to` inclusive (YYYY-MM-DD, UTC). */
 export function daysInRange(from: string, to: string): string[] {

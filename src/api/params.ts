@@ -3,7 +3,7 @@
 //
 // A ParamType turns one raw string (already percent-decoded) into a canonical value, or says what it
 // expected; `print` writes the canonical value back, so parse(print(parse(x))) equals parse(x). The route
-// table (routes.ts) attaches types to parameter names and decides what absence, repetition and an
+// table (src/api/routes/table.ts) attaches types to parameter names and decides what absence, repetition and an
 // invalid value mean (docs/api.md). Rules common to all types:
 // - surrounding whitespace is ignored (`limit= 5` is 5);
 // - values are case-folded where the value space has one case: hostnames lower, seat ids and country
@@ -15,6 +15,7 @@
 import { parseParticipantId, SEAT_ID_RE } from '../feeds/ids.js';
 import { compareCodePoints } from './keys.js';
 import { decodeCursor, encodeCursor, type CursorPosition } from './cursor.js';
+import { DAY_MS } from './time.js';
 
 export type ParamResult<T> = { ok: true; value: T } | { ok: false; expected: string };
 
@@ -179,8 +180,6 @@ export const dateType: ParamType<string> = {
   },
   print: (v) => v,
 };
-
-const DAY_MS = 86_400_000;
 
 function dateMs(date: string): number {
   // A validated YYYY-MM-DD: three numbers.
@@ -351,7 +350,7 @@ export const locationType: ParamType<string> = {
 
 const CURSOR_EXPECTED = 'a cursor copied unchanged from a previous response of the same list';
 
-/** The raw cursor, checked for format and integrity; routes.ts then checks it belongs to the list. */
+/** The raw cursor, checked for format and integrity; parseRequest (src/api/routes/request.ts) then checks it belongs to the list. */
 export const cursorType: ParamType<CursorPosition> = {
   kind: 'cursor',
   expected: CURSOR_EXPECTED,

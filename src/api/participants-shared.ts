@@ -4,13 +4,16 @@
 // participant list" 1–2), item matching, sort keys, page envelopes and cursors, `meta`, and the
 // data-only rule deciding when `meta.filter_count` is exact or null (docs/snapshot-format.md,
 // "Participants").
-import { encodeCursor, type CursorPosition } from './cursor.js';
+import type { CursorPosition } from './cursor.js';
 import { compareKeys, keysAfter, type Direction, type SortKey } from './keys.js';
 import { foldText, LIMIT_DEFAULT } from './params.js';
-import { orderDirs, orderOf, ROUTES, sortKeyOf, type OrderSpec } from './routes.js';
+import { orderDirs, orderOf, sortKeyOf } from './routes/request.js';
+import { ROUTES } from './routes/table.js';
+import type { OrderSpec } from './routes/types.js';
 import { FILTER_COUNT_CAP, PARTICIPANT_SORTS } from './schemas/constants.js';
 import type { FacetBucket, ListMeta, ParticipantListItem, ParticipantListPage } from './schemas/index.js';
 import { parseParticipantId } from '../feeds/ids.js';
+import { nextCursor } from './page.js';
 
 export const LIST_ROUTE = 'participants.list';
 export const EVENTS_ROUTE = 'participants.events';
@@ -74,17 +77,6 @@ export const ID_INDEX_DIRS: Direction[] = ['asc', 'asc'];
 export const trigramPartition = (trigram: string): string[] => ['_names', trigram];
 
 // ---------------------------------------------------------------------------------------------
-// Timestamps: the schemas' one form (toISOString, milliseconds always). The derivation readers print
-// instants without `.000`; every instant leaving this family goes through tsOf.
-
-export function tsOf(iso: string): string {
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) throw new Error(`not a timestamp: ${iso}`);
-  return new Date(ms).toISOString();
-}
-export const tsOrNull = (iso: string | null): string | null => (iso === null ? null : tsOf(iso));
-
-// ---------------------------------------------------------------------------------------------
 // Search (`q`)
 
 export type Search =
@@ -137,7 +129,7 @@ function compareCodePointStrings(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------
 // Filters
 
-/** The canonical list parameters (routes.ts parseRequest output). */
+/** The canonical list parameters (parseRequest output, src/api/routes/request.ts). */
 export interface ListParams {
   sort: ParticipantSort;
   country?: readonly string[];
@@ -261,7 +253,7 @@ export function expandParticipant(s: StoredParticipant): ParticipantListItem {
 // Orders, keys, pages
 
 export function listOrder(sort: ParticipantSort): OrderSpec {
-  // participants.list always has a list descriptor (routes.ts).
+  // participants.list always has a list descriptor (src/api/routes/table.ts).
   return orderOf(ROUTES[LIST_ROUTE].list!, { sort });
 }
 
@@ -270,15 +262,6 @@ export function listKey(order: OrderSpec, item: ParticipantListItem): SortKey {
   return sortKeyOf(order, item as unknown as Record<string, unknown>);
 }
 
-export function nextCursor(route: string, partition: readonly string[], key: SortKey): string {
-  // hint '' always: the oracle cannot know chunk names (docs/snapshot-format.md "Cursors name keys").
-  return encodeCursor({ route, partition, key, hint: '', dir: 'next' });
-}
-
-/** `{ items, next_cursor }` of a per-participant list (events, history). */
-export function simplePage<T>(route: string, partition: readonly string[], items: T[], keys: SortKey[], more: boolean): { items: T[]; next_cursor: string | null } {
-  return { items, next_cursor: more && keys.length > 0 ? nextCursor(route, partition, keys[keys.length - 1]!) : null };
-}
 
 /**
  * ParticipantListPage; `prev_cursor` is always null (the list has no backward parameter). `nextKey` is

@@ -1,4 +1,4 @@
-// The shim's resolver: request URL -> route (src/api/routes.ts) -> canonical parameters -> the route's
+// The shim's resolver: request URL -> route (src/api/routes/table.ts) -> canonical parameters -> the route's
 // composer (src/edge/compose) over the snapshot's files -> body bytes (src/api/json.ts). Edge-safe.
 //
 // The snapshot's clock and base URL come from `snapshot.json` ({generated_at, base_url, edge}, written
@@ -7,7 +7,8 @@
 import { jsonBody, JSON_CONTENT_TYPE } from '../api/json.js';
 import { PROBLEM_CONTENT_TYPE } from '../api/problems.js';
 import { finishResult, paramErrorsOf, problemOf, type ApiResult } from '../api/result.js';
-import { matchRoute, parseRequest } from '../api/routes.js';
+import { matchRoute } from '../api/routes/match.js';
+import { parseRequest } from '../api/routes/request.js';
 import { compose } from './compose/index.js';
 import type { ReadStats } from './list-reader.js';
 import type { Answer, EdgePolicy, FileReader, Resolve } from './types.js';

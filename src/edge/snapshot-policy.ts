@@ -10,7 +10,7 @@
 //   no snapshot.json under the prefix, or the bucket failing to answer   503, Retry-After: 10
 //   snapshot.json not JSON, its edge of a bad shape, a bad API_KEYS or
 //   HEALTH_MAX_AGE_SECONDS (or another bad setting of the platform)      500 internal-error
-import { matchRoute } from '../api/routes.js';
+import { matchRoute } from '../api/routes/match.js';
 import { createHandler, EXPOSED_HEADERS, type EdgeHandler, type RateLimitPolicyName } from './handler.js';
 import { createKeyStore, parseKeyFile } from './keys.js';
 import { edgePolicyOf } from './policy.js';

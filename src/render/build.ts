@@ -12,7 +12,7 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { jsonBody } from '../api/json.js';
 import { apiCatalog, openApiDocument } from '../api/openapi.js';
-import { ROUTE_LIST } from '../api/routes.js';
+import { ROUTE_LIST } from '../api/routes/table.js';
 import type { Config } from '../config/index.js';
 import { openDb } from '../db/index.js';
 import { pruneRawProbes } from '../derive/hosts/step.js';
@@ -26,8 +26,8 @@ import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
+import { DAY_MS } from '../api/time.js';
 
-const DAY_MS = 86_400_000;
 /** Routes the edge answers itself (no files). */
 const EDGE_ONLY = new Set(['health', 'health.db']);
 

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { EdgeConfig, RateLimitConfig } from '../config/index.js';
-import { matchRoute } from '../api/routes.js';
+import { matchRoute } from '../api/routes/match.js';
 import { createResolve, snapshotInfoReader } from '../edge/resolve.js';
 import { createHandler } from '../edge/handler.js';
 import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/keys.js';

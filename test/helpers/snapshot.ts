@@ -10,7 +10,9 @@ import { PROBLEM_CONTENT_TYPE } from '../../src/api/problems.js';
 import { isDataRoute } from '../../src/api/handlers.js';
 import { queryOf } from '../../src/api/query/index.js';
 import { finishResult, paramErrorsOf, type ApiResult } from '../../src/api/result.js';
-import { matchRoute, parseRequest, type AnyRoute } from '../../src/api/routes.js';
+import { matchRoute } from '../../src/api/routes/match.js';
+import { parseRequest } from '../../src/api/routes/request.js';
+import type { AnyRoute } from '../../src/api/routes/types.js';
 import type { Db } from '../../src/db/index.js';
 
 const made: string[] = [];

@@ -19,11 +19,12 @@ import {
   type StoredEvent,
 } from '../events-shared.js';
 import type { ParamsOf } from '../handlers.js';
-import { apiTs } from '../market-shared.js';
 import { notFoundOf, ok } from '../result.js';
-import { ROUTES, routeOrder } from '../routes.js';
+import { routeOrder } from '../routes/request.js';
+import { ROUTES } from '../routes/table.js';
 import { afterSql, keysetOf, orderBySql, reversed } from './keyset.js';
 import type { Queries, QueryFn } from './types.js';
+import { apiTs } from '../time.js';
 
 interface EventRow {
   id: string;

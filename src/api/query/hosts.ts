@@ -7,27 +7,16 @@ import { hostIncidents, hostsResponse, hostVerdictCounts, hostView, openIncident
 import { ROLLUP_TABLES, type Resolution } from '../../derive/hosts/rollup.js';
 import type { CursorPosition } from '../cursor.js';
 import { smlResponse } from '../../derive/zones.js';
-import {
-  ALL_LOCATIONS,
-  apiTs,
-  HOST_INCIDENTS_ROUTE,
-  hostsResponseApi,
-  hostViewApi,
-  incidentApi,
-  INCIDENTS_ROUTE,
-  networkSummary,
-  pageBody,
-  smlApi,
-  UPTIME_ROUTE,
-  type PageBody,
-} from '../hosts-shared.js';
+import { ALL_LOCATIONS, HOST_INCIDENTS_ROUTE, hostsResponseApi, hostViewApi, incidentApi, INCIDENTS_ROUTE, networkSummary, smlApi, UPTIME_ROUTE } from '../hosts-shared.js';
 import type { SortKey } from '../keys.js';
 import { notFoundOf, ok } from '../result.js';
-import { ROUTES, routeOrder } from '../routes.js';
+import { routeOrder } from '../routes/request.js';
+import { ROUTES } from '../routes/table.js';
 import { afterSql, keysetOf, orderBySql } from './keyset.js';
 import type { Queries, QueryFn } from './types.js';
+import { apiTs, HOUR_MS } from '../time.js';
+import { type PageBody, pageBody } from '../page.js';
 
-const HOUR_MS = 3_600_000;
 
 interface HostRow {
   id: number;

@@ -1,4 +1,4 @@
-// The oracle: one query function per data route id (src/api/routes.ts), answering from SQLite.
+// The oracle: one query function per data route id (src/api/routes/table.ts), answering from SQLite.
 import type { Db } from '../../db/index.js';
 import { isDataRoute, type AnyParams } from '../handlers.js';
 import type { ApiResult } from '../result.js';

@@ -2,7 +2,7 @@
 // every list the oracle pages (participants, events, uptime). Nulls sort last in both directions
 // (src/api/keys.ts), so a nullable column orders by `c IS NULL` first.
 import type { Direction, SortKey } from '../keys.js';
-import type { OrderSpec } from '../routes.js';
+import type { OrderSpec } from '../routes/types.js';
 
 /** One column of a keyset: its SQL expression, direction and whether it may hold null. */
 export interface KeysetColumn {

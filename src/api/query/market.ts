@@ -3,9 +3,10 @@
 import type { Db } from '../../db/index.js';
 import { apChurn, churnParticipants } from '../../derive/churn.js';
 import { apDetail, apsList, providerDetail, providersList, seatView } from '../../derive/providers/read.js';
-import { unpaginatedPage, withApiSince } from '../market-shared.js';
+import { withApiSince } from '../market-shared.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
 import type { Queries, QueryFn } from './types.js';
+import { unpaginatedPage } from '../page.js';
 
 export const providersListQuery: QueryFn<'providers.list'> = (db: Db) => ok(unpaginatedPage(providersList(db)));
 

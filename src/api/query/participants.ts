@@ -6,37 +6,14 @@ import type { Db } from '../../db/index.js';
 import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
 import type { ParamsOf } from '../handlers.js';
 import type { SortKey } from '../keys.js';
-import {
-  activeDimensions,
-  classifySearch,
-  EVENTS_ROUTE,
-  filterCountMode,
-  foldName,
-  PageCollector,
-  planList,
-  plannedPostingDimensions,
-  searchTrigrams,
-  WALK_WINDOW,
-  HISTORY_ROUTE,
-  listKey,
-  listMeta,
-  listOrder,
-  listPage,
-  simplePage,
-  tsOf,
-  tsOrNull,
-  type ListParams,
-  type ParticipantSort,
-  type ListPlan,
-  type PostingDimension,
-  type RarestTrigram,
-  type Search,
-} from '../participants-shared.js';
+import { activeDimensions, classifySearch, EVENTS_ROUTE, filterCountMode, foldName, PageCollector, planList, plannedPostingDimensions, searchTrigrams, WALK_WINDOW, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type ListPlan, type PostingDimension, type RarestTrigram, type Search } from '../participants-shared.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
-import type { OrderSpec } from '../routes.js';
+import type { OrderSpec } from '../routes/types.js';
 import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
 import type { Queries, QueryFn } from './types.js';
 import { afterSql, keysetOf, orderBySql } from './keyset.js';
+import { apiTs, apiTsOrNull } from '../time.js';
+import { pageBody } from '../page.js';
 
 // ---------------------------------------------------------------------------------------------
 // Rows -> spec objects
@@ -90,14 +67,14 @@ export function viewOf(db: Db, id: string): ParticipantView | null {
   if (v === null) return null;
   return {
     ...v,
-    directory: { present: v.directory.present, since: tsOrNull(v.directory.since) },
-    registration: { registered: v.registration.registered, since: tsOrNull(v.registration.since), smp: v.registration.smp },
+    directory: { present: v.directory.present, since: apiTsOrNull(v.directory.since) },
+    registration: { registered: v.registration.registered, since: apiTsOrNull(v.registration.since), smp: v.registration.smp },
   };
 }
 
 export function statsOf(db: Db, nowMs: number): ParticipantStats {
   const s = participantStats(db, nowMs);
-  return { total_count: s.total_count, refreshed_at: tsOf(s.refreshed_at), facets: s.facets };
+  return { total_count: s.total_count, refreshed_at: apiTs(s.refreshed_at), facets: s.facets };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,8 +247,8 @@ export const participantsEvents: QueryFn<'participants.events'> = (db, params) =
   const after = c === undefined ? null : { observed_at: c.key[0] as number, id: c.key[1] as string };
   const gen = participantEvents(db, id, { after });
   const pg = takePage(gen, params.limit, (k) => [k.observed_at, k.id]);
-  const items = pg.items.map((e) => ({ id: e.id, type: e.type, observed_at: tsOf(e.observed_at), payload: e.payload }));
-  return ok(simplePage(EVENTS_ROUTE, [id], items, pg.keys, pg.more));
+  const items = pg.items.map((e) => ({ id: e.id, type: e.type, observed_at: apiTs(e.observed_at), payload: e.payload }));
+  return ok(pageBody(EVENTS_ROUTE, [id], items, pg.keys, pg.more));
 };
 
 export const participantsHistory: QueryFn<'participants.history'> = (db, params) => {
@@ -281,8 +258,8 @@ export const participantsHistory: QueryFn<'participants.history'> = (db, params)
   // parseRequest accepts a cursor only when its key fits the route's order: [valid_from ms, fact].
   const after = c === undefined ? null : { valid_from: c.key[0] as number, fact: c.key[1] as string };
   const pg = takePage(participantHistory(db, id, { after }), params.limit, (k) => [k.valid_from, k.fact]);
-  const items = pg.items.map((h) => ({ fact: h.fact, valid_from: tsOf(h.valid_from), valid_to: tsOrNull(h.valid_to), detail: h.detail }));
-  return ok(simplePage(HISTORY_ROUTE, [id], items, pg.keys, pg.more));
+  const items = pg.items.map((h) => ({ fact: h.fact, valid_from: apiTs(h.valid_from), valid_to: apiTsOrNull(h.valid_to), detail: h.detail }));
+  return ok(pageBody(HISTORY_ROUTE, [id], items, pg.keys, pg.more));
 };
 
 export const statsParticipants: QueryFn<'stats.participants'> = (db, _params, nowMs) => ok(statsOf(db, nowMs));

@@ -1,34 +1,13 @@
 // Composers of the event feed and the anomalies: answers from snapshot files only. Edge-safe (no Node
 // imports). Layout: src/render/routes/events.ts; rules: src/api/events-shared.ts.
-import {
-  addHourCount,
-  anomalyEntryMayMatch,
-  anomalyMatch,
-  anomalyPage,
-  anomalyPlan,
-  chartBucketFor,
-  eventCursor,
-  eventMeta,
-  eventPartition,
-  eventPlan,
-  FeedCollector,
-  HOUR_MS,
-  META_SCAN_MAX,
-  NEWEST_FIRST_DIRS,
-  bucketEnd,
-  HISTOGRAM_LISTS,
-  type BucketRow,
-  type ChartBucket,
-  type HourTypeCounts,
-  type StoredAnomaly,
-  type StoredEvent,
-} from '../../api/events-shared.js';
+import { addHourCount, anomalyEntryMayMatch, anomalyMatch, anomalyPage, anomalyPlan, chartBucketFor, eventCursor, eventMeta, eventPartition, eventPlan, FeedCollector, META_SCAN_MAX, NEWEST_FIRST_DIRS, bucketEnd, HISTOGRAM_LISTS, type BucketRow, type ChartBucket, type HourTypeCounts, type StoredAnomaly, type StoredEvent } from '../../api/events-shared.js';
 import { EVENT_TYPES } from '../../api/schemas/constants.js';
 import { compareKeys, keysAfter, type SortKey } from '../../api/keys.js';
 import { ok, type ApiResult } from '../../api/result.js';
 import type { IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
 import type { ComposeFn, Composers } from './types.js';
+import { HOUR_MS } from '../../api/time.js';
 
 
 /** The filters of an event request (`types`: the `type` parameter). */

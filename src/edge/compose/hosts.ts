@@ -5,26 +5,14 @@
 // (src/edge/compose/index.ts); the others read the list root and the chunks they need
 // (src/edge/list-reader.ts). A missing exact file or list root of a host means the host is unknown
 // (404): the renderer writes them for every known host.
-import {
-  expandUptime,
-  HOST_INCIDENTS_ROUTE,
-  HOST_ROUTE,
-  hostInstant,
-  hostViewAt,
-  INCIDENT_DIRS,
-  INCIDENTS_ROUTE,
-  pageBody,
-  UPTIME_DIRS,
-  UPTIME_ROUTE,
-  type HostStateItem,
-  type UptimeTuple,
-} from '../../api/hosts-shared.js';
+import { expandUptime, HOST_INCIDENTS_ROUTE, HOST_ROUTE, hostInstant, hostViewAt, INCIDENT_DIRS, INCIDENTS_ROUTE, UPTIME_DIRS, UPTIME_ROUTE, type HostStateItem, type UptimeTuple } from '../../api/hosts-shared.js';
 import { keysAfter, type SortKey } from '../../api/keys.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import type { HostView } from '../../derive/hosts/read.js';
 import { facetCount } from '../list-format.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { ComposeFn, Composers } from './types.js';
+import { pageBody } from '../../api/page.js';
 
 // ---------------------------------------------------------------------------------------------
 // A host at an instant

@@ -1,11 +1,12 @@
-// One composer per data route id (src/api/routes.ts): answers from snapshot files alone. Edge-safe.
+// One composer per data route id (src/api/routes/table.ts): answers from snapshot files alone. Edge-safe.
 //
 // Before any composer, a request with the default query of a route whose answers the snapshot holds as
 // exact files (RouteDef.exactFile) is answered by that file; so composers see only the other requests.
 import type { AnyParams } from '../../api/handlers.js';
 import { exactFilePath } from '../../api/paths.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
-import { canonicalQuery, pathSegments, type AnyRoute } from '../../api/routes.js';
+import { canonicalQuery, pathSegments } from '../../api/routes/request.js';
+import type { AnyRoute } from '../../api/routes/types.js';
 import { SnapshotFormatError, type ReadFile, type ReadStats } from '../list-reader.js';
 import { EVENTS_COMPOSERS } from './events.js';
 import { HOSTS_COMPOSERS } from './hosts.js';

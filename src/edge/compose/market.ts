@@ -3,12 +3,13 @@
 // The providers, a provider, the access points, an access point and a seat are answered by their exact
 // files (src/edge/compose/index.ts), and so is the churn of an access point at the default window.
 import { compareKeys, type SortKey } from '../../api/keys.js';
-import { CHURN_DAY_DIRS, churnViewFromDays, unpaginatedPage, type ChurnDayRow, type ChurnParticipantRow } from '../../api/market-shared.js';
+import { CHURN_DAY_DIRS, churnViewFromDays, type ChurnDayRow, type ChurnParticipantRow } from '../../api/market-shared.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import { CHURN_PARTICIPANTS_MAX } from '../../api/schemas/constants.js';
 import { composePage } from '../list-reader.js';
 import type { Source } from './source.js';
 import type { ComposeFn, Composers } from './types.js';
+import { unpaginatedPage } from '../../api/page.js';
 
 /** The canonical key and name of an AP key (stale keys resolve), from the aps.detail exact file. */
 async function apIdentity(src: Source, key: string): Promise<{ key: string; name: string } | null> {

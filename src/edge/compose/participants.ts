@@ -12,44 +12,18 @@
 //   and paged in memory; otherwise a window of WALK_WINDOW items of one source list in the order:
 //   the main list, or in the default order a single-valued posting list or the rarest trigram's list).
 import { compareKeys, keysAfter, type SortKey } from '../../api/keys.js';
-import {
-  acceptedValues,
-  activeDimensions,
-  classifySearch,
-  DETAIL_ROUTE,
-  EVENTS_ROUTE,
-  expandParticipant,
-  filterCountMode,
-  HISTORY_ROUTE,
-  ID_INDEX_PARTITION,
-  LIST_ROUTE,
-  listMeta,
-  listOrder,
-  listPage,
-  MAIN_FACET_FIELDS,
-  mainPartition,
-  PageCollector,
-  planList,
-  plannedPostingDimensions,
-  postingPartition,
-  setPage,
-  simplePage,
-  SMALL_SET_MAX,
-  searchTrigrams,
-  trigramPartition,
-  type PostingDimension,
-  type RarestTrigram,
-  type Search,
-  type StoredParticipant,
-} from '../../api/participants-shared.js';
+import { acceptedValues, activeDimensions, classifySearch, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, filterCountMode, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants-shared.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
-import { orderDirs, ROUTES, routeOrder, sortKeyOf, type OrderSpec } from '../../api/routes.js';
+import { orderDirs, routeOrder, sortKeyOf } from '../../api/routes/request.js';
+import { ROUTES } from '../../api/routes/table.js';
+import type { OrderSpec } from '../../api/routes/types.js';
 import type { CursorPosition } from '../../api/cursor.js';
 import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../../api/schemas/index.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participant-record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { Source } from './source.js';
 import type { ComposeFn, Composers } from './types.js';
+import { pageBody } from '../../api/page.js';
 
 // ---------------------------------------------------------------------------------------------
 // Single resources
@@ -87,7 +61,7 @@ export async function pageFromStoredList(
   const list = await src.list(route, [id]);
   if (list === null) throw new SnapshotFormatError(`missing list ${route} of ${id}`);
   const pg = await composePage(list, { start: keysAfter(list.root.dirs, cursor?.key), limit });
-  return simplePage(route, [id], pg.items as Array<Record<string, unknown>>, pg.keys, pg.more);
+  return pageBody(route, [id], pg.items as Array<Record<string, unknown>>, pg.keys, pg.more);
 }
 
 /** The parameters both per-participant lists take. */
@@ -106,7 +80,7 @@ function perParticipant(route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE): (par
     if (r === null) return notFoundOf('participant', id);
     // The first page at default parameters; null: the list is empty, the empty page for any limit and cursor.
     const first = r.legacy ? await src.exact<RecordPage>(['v1', 'participants', id, member]) : r.record[member];
-    if (first === null) return ok(simplePage(route, [id], [], [], false));
+    if (first === null) return ok(pageBody(route, [id], [], [], false));
     // The first page is the list's first items: those after the cursor in it begin the answer. It
     // answers alone when it holds the whole list, or `limit` of them (then more follow).
     const whole = first.next_cursor === null;
@@ -114,7 +88,7 @@ function perParticipant(route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE): (par
     const rest = first.items.map((item) => ({ item, key: sortKeyOf(order, item) })).filter((e) => afterCursor(e.key));
     if (whole || rest.length >= limit) {
       const pageItems = rest.slice(0, limit);
-      return ok(simplePage(route, [id], pageItems.map((e) => e.item), pageItems.map((e) => e.key), rest.length > limit || !whole));
+      return ok(pageBody(route, [id], pageItems.map((e) => e.item), pageItems.map((e) => e.key), rest.length > limit || !whole));
     }
     return ok(await pageFromStoredList(src, route, id, cursor, limit));
   };

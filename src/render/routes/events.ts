@@ -12,24 +12,14 @@
 //   and, on a host's list, seat|detector|grade|acknowledged (anomalyFacetFields), so that a page under
 //   any filters reads only chunks holding a match.
 // Streaming: each partition family is one ordered statement; per-event lookups go through indexes.
-import {
-  anomalyFacetFields,
-  anomalyFacetValues,
-  bucketStart,
-  EVENT_CHUNK_MIN_ITEMS,
-  HISTOGRAM_LISTS,
-  HOUR_MS,
-  NEWEST_FIRST_DIRS,
-  type BucketRow,
-  type StoredAnomaly,
-  type StoredEvent,
-} from '../../api/events-shared.js';
+import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events-shared.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent } from '../../api/query/events.js';
 import { EVENT_TYPES } from '../../api/schemas/common.js';
 import type { Db } from '../../db/index.js';
 import { anomalyView } from '../../derive/anomalies.js';
 import type { RenderContext } from '../context.js';
+import { HOUR_MS } from '../../api/time.js';
 
 interface Row {
   part: string;

@@ -1,4 +1,4 @@
-// One renderer per route id (src/api/routes.ts): writes its exact files and lists into the snapshot.
+// One renderer per route id (src/api/routes/table.ts): writes its exact files and lists into the snapshot.
 import { EVENTS_RENDERERS } from './events.js';
 import { HOSTS_RENDERERS } from './hosts.js';
 import { MARKET_RENDERERS } from './market.js';

@@ -35,7 +35,7 @@ import {
   type StoredParticipant,
 } from '../../api/participants-shared.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
-import { orderDirs } from '../../api/routes.js';
+import { orderDirs } from '../../api/routes/request.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/query/participants.js';
 import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';

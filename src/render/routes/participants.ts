@@ -7,15 +7,17 @@
 // A participant's files are its render unit (RenderContext.forEachParticipant: an incremental build
 // renders only the changed participants).
 import { LIMIT_DEFAULT } from '../../api/params.js';
-import { DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE, tsOf, tsOrNull } from '../../api/participants-shared.js';
+import { DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE } from '../../api/participants-shared.js';
 import { participantsEvents, participantsHistory, statsOf, viewOf } from '../../api/query/participants.js';
 import type { SortKey } from '../../api/keys.js';
-import { orderDirs, orderOf, ROUTES, sortKeyOf } from '../../api/routes.js';
+import { orderDirs, orderOf, sortKeyOf } from '../../api/routes/request.js';
+import { ROUTES } from '../../api/routes/table.js';
 import { participantEvents, participantHistory } from '../../derive/participants/read.js';
 import type { ParticipantUnit, RenderContext } from '../context.js';
 import type { ParticipantRecord, RecordPage } from '../../api/participant-record.js';
 import { statement } from '../../db/statements.js';
 import { renderParticipantsList, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
+import { apiTs, apiTsOrNull } from '../../api/time.js';
 
 export interface ParticipantRenderOptions {
   /** A participant's events or history are also written as a list when they hold more items than this. */
@@ -68,12 +70,12 @@ function renderPerParticipant(ctx: RenderContext, route: typeof EVENTS_ROUTE | t
   const w = ctx.list(route, [r.pid], orderDirs(order));
   if (route === EVENTS_ROUTE) {
     for (const { item } of participantEvents(ctx.db, r.pid)) {
-      const e = { id: item.id, type: item.type, observed_at: tsOf(item.observed_at), payload: item.payload };
+      const e = { id: item.id, type: item.type, observed_at: apiTs(item.observed_at), payload: item.payload };
       w.add(e, sortKeyOf(order, e) as SortKey);
     }
   } else {
     for (const { item } of participantHistory(ctx.db, r.pid)) {
-      const h = { fact: item.fact, valid_from: tsOf(item.valid_from), valid_to: tsOrNull(item.valid_to), detail: item.detail };
+      const h = { fact: item.fact, valid_from: apiTs(item.valid_from), valid_to: apiTsOrNull(item.valid_to), detail: item.detail };
       w.add(h, sortKeyOf(order, h) as SortKey);
     }
   }
