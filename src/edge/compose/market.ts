@@ -2,11 +2,11 @@
 // Edge-safe (no Node imports). Layout and rules: src/api/market-shared.ts, src/render/routes/market.ts.
 // The providers, a provider, the access points, an access point and a seat are answered by their exact
 // files (src/edge/compose/index.ts), and so is the churn of an access point at the default window.
-import { compareKeys, type SortKey } from '../../api/keys.js';
+import { compareKeys } from '../../api/keys.js';
 import { CHURN_DAY_DIRS, churnViewFromDays, type ChurnDayRow, type ChurnParticipantRow } from '../../api/market-shared.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
-import { CHURN_PARTICIPANTS_MAX } from '../../api/schemas/constants.js';
-import { composePage } from '../list-reader.js';
+import { ROUTES } from '../../api/routes/table.js';
+import { pageOf, type StoredList } from './scan.js';
 import type { Source } from './source.js';
 import type { ComposeFn, Composers } from './types.js';
 import { unpaginatedPage } from '../../api/page.js';
@@ -32,18 +32,15 @@ const composeChurn: ComposeFn<'aps.churn'> = async ({ key, from, to }, src): Pro
   return ok(churnViewFromDays(id.key, id.name, from, to, rows));
 };
 
-const composeChurnParticipants: ComposeFn<'aps.churn_participants'> = async ({ key, category, from, to }, src): Promise<ApiResult> => {
-  const id = await apIdentity(src, key);
-  if (id === null) return notFoundOf('access-point', key);
-  const list = await src.list('aps.churn_participants', [id.key, category]);
-  if (list === null) return ok(unpaginatedPage([]));
-  // Newest day first: start at the first row of day <= to, stop before the first row of day < from.
-  const page = await composePage(list, {
-    start: (k: SortKey) => (k[0] as string) <= to,
-    stop: (k: SortKey) => (k[0] as string) < from,
-    limit: CHURN_PARTICIPANTS_MAX,
-  });
-  return ok(unpaginatedPage((page.items as ChurnParticipantRow[]).map((r) => r.p)));
+/** Churn participant rows: the API item plus the event id that breaks ties in the stored key. */
+const CHURN_PARTICIPANTS: StoredList = { facet: () => [], counted: [], item: (row) => (row as ChurnParticipantRow).p };
+
+const composeChurnParticipants: ComposeFn<'aps.churn_participants'> = async (params, src): Promise<ApiResult> => {
+  // A stale key reads the list of the identity it resolves to.
+  const id = await apIdentity(src, params.key);
+  if (id === null) return notFoundOf('access-point', params.key);
+  const list = await src.list('aps.churn_participants', [id.key, params.category]);
+  return list === null ? ok(unpaginatedPage([])) : pageOf(ROUTES['aps.churn_participants'], params, list, CHURN_PARTICIPANTS);
 };
 
 export const MARKET_COMPOSERS = {

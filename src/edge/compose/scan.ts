@@ -1,0 +1,129 @@
+// The page of a route's stored list, driven by the route's list descriptor (ListSpec in
+// src/api/routes/types.ts). Edge-safe. From the descriptor and the request's parameters one scan
+// derives where the page starts (after the cursor, and past the bounds that lie before the range in
+// list order), where it stops (the first key past a bound that lies after it), which items match (the
+// `eq` and `any` filters) and which index entries it passes over unread (those whose facet counts
+// hold no accepted value, for the facets the list's index counts). A route's composer only says how
+// its stored items read (StoredList) and, where it has one, which list a request reads.
+import type { AnyParams, ComposedRouteId, ParamsOf } from '../../api/handlers.js';
+import { compareKeys, keysAfter, type SortKey } from '../../api/keys.js';
+import { pageBody, unpaginatedPage } from '../../api/page.js';
+import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
+import { listPartition, orderDirs, routeOrder } from '../../api/routes/request.js';
+import type { AnyRoute, BoundSpec, KeyFieldSpec } from '../../api/routes/types.js';
+import { facetCount, type IndexEntry } from '../list-format.js';
+import { composePage, type ListReader, type PageRequest } from '../list-reader.js';
+import { ROUTES } from '../../api/routes/table.js';
+import type { ComposeFn } from './types.js';
+
+/** How the items of a route's stored lists read. */
+export interface StoredList<P = AnyParams> {
+  /** The value (or values) of a filter's facet on a stored item at `key`. */
+  facet(item: unknown, key: SortKey, facet: string): string | readonly string[];
+  /** Facets the lists' index entries count: a filter on one of them skips entries without its values. */
+  readonly counted: readonly string[];
+  /** The published item of a stored one (default: as stored). */
+  item?(stored: unknown, key: SortKey, params: P): unknown;
+}
+
+/** The values a filter accepts, printed as the stored facets hold them; undefined when the filter is not set. */
+function accepted(route: AnyRoute, param: string, params: AnyParams): readonly string[] | undefined {
+  const v = params[param];
+  if (v === undefined) return undefined;
+  // A list parameter's parsed value is its values; any other prints as one value.
+  return Array.isArray(v) ? v.map(String) : [route.params[param]!.type.print(v)];
+}
+
+/** Where a bound lies in list order: before the range (the page starts past it) or after it (the page stops). */
+function boundTest(field: KeyFieldSpec, b: BoundSpec, value: unknown): { where: 'start' | 'stop'; past: (k: SortKey) => boolean } {
+  const x = value as string | number;
+  const cmp = (k: SortKey): number => compareKeys([k[0] ?? null], [x], ['asc']);
+  // Along the list the leading field ascends or descends; lower bounds (ge, gt) lie at its start when
+  // it ascends, at its end when it descends, and upper bounds (le, lt) the other way round.
+  const lower = b.op === 'ge' || b.op === 'gt';
+  const outside = (k: SortKey): boolean => {
+    const c = cmp(k);
+    return b.op === 'ge' ? c < 0 : b.op === 'gt' ? c <= 0 : b.op === 'le' ? c > 0 : c >= 0;
+  };
+  return { where: lower === (field.dir === 'asc') ? 'start' : 'stop', past: outside };
+}
+
+/** The scan of a request over one of the route's stored lists (without the limit). */
+export function scanOf(route: AnyRoute, params: AnyParams, stored: Pick<StoredList, 'facet' | 'counted'>): Omit<PageRequest, 'limit'> {
+  const list = route.list;
+  if (!list) throw new Error(`route ${route.id} has no list`);
+  const order = routeOrder(route, params);
+  const cursor = params.cursor as { key: SortKey } | undefined; // parseRequest checked it fits this list's order
+  const afterCursor = keysAfter(orderDirs(order), cursor?.key);
+  const starts: Array<(k: SortKey) => boolean> = [];
+  const stops: Array<(k: SortKey) => boolean> = [];
+  for (const b of list.bounds) {
+    const v = params[b.param];
+    if (v === undefined) continue;
+    if (order.fields[0]?.field !== b.field) throw new Error(`route ${route.id}: bound ${b.param} is not on the leading key field`);
+    const t = boundTest(order.fields[0], b, v);
+    (t.where === 'start' ? starts : stops).push(t.past);
+  }
+  const filters = list.filters.flatMap((f) => {
+    if (f.match === 'search') throw new Error(`route ${route.id}: a search filter needs a composer of its own`);
+    const values = accepted(route, f.param, params);
+    return values === undefined ? [] : [{ facet: f.facet, values }];
+  });
+  const counted = filters.filter((f) => stored.counted.includes(f.facet));
+  return {
+    start: (k) => afterCursor(k) && !starts.some((past) => past(k)),
+    stop: stops.length === 0 ? undefined : (k) => stops.some((past) => past(k)),
+    match:
+      filters.length === 0
+        ? undefined
+        : (item, k) =>
+            filters.every((f) => {
+              const v = stored.facet(item, k, f.facet);
+              return typeof v === 'string' ? f.values.includes(v) : v.some((x) => f.values.includes(x));
+            }),
+    skip: counted.length === 0 ? undefined : (e: IndexEntry) => counted.some((f) => f.values.every((v) => facetCount(e.counts, f.facet, v) === 0)),
+  };
+}
+
+/** The route's 404 for the value of its first path parameter (an unknown resource). */
+export function notFoundOfRoute(route: AnyRoute, params: AnyParams): ApiResult {
+  const kind = route.notFound?.[0];
+  const id = Object.keys(route.params).find((name) => route.params[name]!.in === 'path');
+  if (kind === undefined || id === undefined) throw new Error(`route ${route.id} has no 404`);
+  return notFoundOf(kind, route.params[id]!.type.print(params[id]));
+}
+
+/**
+ * A page of `list` for a request of `route`: `limit` items (an unpaginated list: at most its
+ * maxItems) in the route's envelope.
+ */
+export async function pageOf<P extends AnyParams>(route: AnyRoute, params: P, list: ListReader, stored: StoredList<P>): Promise<ApiResult> {
+  const spec = route.list;
+  if (!spec) throw new Error(`route ${route.id} has no list`);
+  const paged = spec.pagination === 'cursor';
+  // Every paginated route declares `limit` (LIMIT in src/api/routes/table.ts): a number after parsing.
+  const limit = paged ? Number(params.limit) : spec.maxItems ?? Number.MAX_SAFE_INTEGER;
+  const page = await composePage(list, { ...scanOf(route, params, stored), limit });
+  const items = stored.item ? page.items.map((x, i) => stored.item!(x, page.keys[i]!, params)) : page.items;
+  return ok(paged ? pageBody(route.id, listPartition(route, params), items, page.keys, page.more) : unpaginatedPage(items));
+}
+
+/**
+ * The composer of a list route whose pages need no planning of their own: the stored list of the
+ * request's partition (`source` may name another), paged by its descriptor. A missing list is the
+ * route's 404 when it has one (an unknown resource), else the empty page.
+ */
+export function listComposer<I extends ComposedRouteId>(
+  id: I,
+  stored: StoredList<ParamsOf<I>>,
+  source?: (params: ParamsOf<I>) => { routeId: string; partition: readonly string[] },
+): ComposeFn<I> {
+  const route: AnyRoute = ROUTES[id];
+  return async (params, src) => {
+    const from = source?.(params) ?? { routeId: route.id, partition: listPartition(route, params) };
+    const list = await src.list(from.routeId, from.partition);
+    if (list !== null) return pageOf(route, params, list, stored);
+    if (route.notFound !== undefined && route.notFound.length > 0) return notFoundOfRoute(route, params);
+    return ok(route.list!.pagination === 'cursor' ? pageBody(route.id, listPartition(route, params), [], [], false) : unpaginatedPage([]));
+  };
+}
