@@ -2,8 +2,8 @@
 // file beside it (src/render/state.ts: every file with its render unit; the kept lists with theirs).
 // A content-addressed file held by several units is counted once, under the first kind met in path order.
 import Database from 'better-sqlite3';
-import { UPTIME_ROUTE } from '../src/api/hosts-shared.js';
-import { ID_INDEX_PARTITION, LIST_ROUTE, postingPartition, POSTING_DIMENSIONS, trigramPartition } from '../src/api/participants-shared.js';
+import { UPTIME_ROUTE } from '../src/api/hosts/views.js';
+import { ID_INDEX_PARTITION, LIST_ROUTE, postingPartition, POSTING_DIMENSIONS, trigramPartition } from '../src/api/participants/plan.js';
 import { listRootPath, listRootPrefix } from '../src/api/paths.js';
 import { statePath } from '../src/render/state.js';
 
@@ -15,7 +15,7 @@ export interface SnapshotBytes {
   bytes: number;
 }
 
-/** The kind of a kept list, from its root path (the partitions of src/api/participants-shared.ts). */
+/** The kind of a kept list, from its root path (the partitions of src/api/participants/plan.ts). */
 function kindOfRoot(root: string): string {
   const under = (route: string, partitionPrefix: readonly string[] = []): boolean => root.startsWith(listRootPrefix(route, partitionPrefix));
   if (under(UPTIME_ROUTE)) return 'uptime lists';
@@ -35,7 +35,7 @@ export function snapshotBytes(outDir: string): SnapshotBytes {
     let participants = 0;
     for (const [path, unit, bytes] of db.prepare('SELECT path, unit, bytes FROM files ORDER BY path, unit').raw().iterate() as IterableIterator<[string, number, number]>) {
       if (path === last) continue;
-      // A participant's record: v1/participants/<id>.json (src/api/participant-record.ts).
+      // A participant's record: v1/participants/<id>.json (src/api/participants/record.ts).
       if (unit > 0 && path.startsWith('v1/participants/') && path.split('/').length === 3) participants++;
       last = path;
       const kind = unit > 0 ? 'participant records (and their lists)' : unit === 0 ? 'everything else (unit 0)' : kindOfRoot(lists.get(unit) ?? '');

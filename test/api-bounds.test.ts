@@ -9,9 +9,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anomalyCursor, eventCursor } from '../src/api/events-shared.js';
+import { anomalyCursor, eventCursor } from '../src/api/events/feed.js';
 import { LIMIT_MAX, addDays, utcDay } from '../src/api/params.js';
-import { POSTING_VALUES_MAX, SEARCH_TRIGRAMS_MAX } from '../src/api/participants-shared.js';
+import { POSTING_VALUES_MAX, SEARCH_TRIGRAMS_MAX } from '../src/api/participants/plan.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { CHURN_WINDOW_MAX_DAYS, ROUTE_LIST, ROUTES, type RouteId } from '../src/api/routes/table.js';
 import { CHURN_PARTICIPANTS_MAX, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';

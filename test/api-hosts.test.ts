@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../src/api/cursor.js';
 import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/api/params.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { compareKeys, type Direction, type SortKey } from '../src/api/keys.js';
+import { compareKeys, type Direction, type SortKey } from '../src/api/sort-keys.js';
 import { runQuery } from '../src/api/query/index.js';
 import { finishResult, paramErrorsOf } from '../src/api/result.js';
 import { matchRoute } from '../src/api/routes/match.js';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../src/api/cursor.js';
-import { compareKeys } from '../src/api/keys.js';
+import { compareKeys } from '../src/api/sort-keys.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { orderOf, parseRequest, sortKeyOf } from '../src/api/routes/request.js';
 import { ROUTE_LIST, routeById } from '../src/api/routes/table.js';

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KEYLESS_PATHS } from '../src/config/patterns.js';
 import { encodeCursor } from '../src/api/cursor.js';
-import { compareKeys } from '../src/api/keys.js';
+import { compareKeys } from '../src/api/sort-keys.js';
 import {
   PROBLEM_CATALOGUE,
   PROBLEM_CONTENT_TYPE,

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareKeys, type Direction, type SortKey } from '../src/api/keys.js';
+import { compareKeys, type Direction, type SortKey } from '../src/api/sort-keys.js';
 import { getMeta, setMeta, type Db } from '../src/db/index.js';
 import { PARTICIPANT_EVENT_TYPES } from '../src/derive/events.js';
 import { runDerive, type DeriveSummary } from '../src/derive/index.js';

@@ -9,7 +9,7 @@ import { defaultConfig, parseConfig } from '../src/config/index.js';
 import { exactFilePath, exactFileResolve } from './helpers/exact-files.js';
 import { PROBLEM_CATALOGUE, problemTypeUri, type ProblemName } from '../src/api/problems.js';
 import { CACHE_CONTROL, createHandler, EXPOSED_HEADERS, type HandlerOptions } from '../src/edge/handler.js';
-import { createKeyStore, hashKey, KeyFileError, parseKeyFile } from '../src/edge/keys.js';
+import { createKeyStore, hashKey, KeyFileError, parseKeyFile } from '../src/edge/api-keys.js';
 import { EdgePolicyError, edgePolicyOf } from '../src/edge/policy.js';
 import { FixedWindowLimiter, ipIdentity } from '../src/edge/ratelimit.js';
 import { checkTarget, isSafeFilePath, MAX_TARGET_BYTES } from '../src/edge/target.js';

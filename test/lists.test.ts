@@ -4,7 +4,7 @@
 // lists with an inline head read the same as without, and keep their chunks when the front changes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareCodePoints, compareKeys, type Direction, type SortKey } from '../src/api/keys.js';
+import { compareCodePoints, compareKeys, type Direction, type SortKey } from '../src/api/sort-keys.js';
 import { ListWriter, type FileSink } from '../src/render/lists.js';
 import { patchList, type PatchOp } from '../src/render/list-patch.js';
 import { composePage, ListReader } from '../src/edge/list-reader.js';

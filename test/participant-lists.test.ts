@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody } from '../src/api/json.js';
-import { LIST_ROUTE } from '../src/api/participants-shared.js';
+import { LIST_ROUTE } from '../src/api/participants/plan.js';
 import type { Db } from '../src/db/index.js';
 import { runDerive } from '../src/derive/index.js';
 import { RenderContext } from '../src/render/context.js';

@@ -5,7 +5,7 @@
 // whose counts rule the counted filter out are not read.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareKeys, type Direction, type SortKey } from '../src/api/keys.js';
+import { compareKeys, type Direction, type SortKey } from '../src/api/sort-keys.js';
 import { pageBody } from '../src/api/page.js';
 import { cursorType, enumItem, enumType, limitType, listType, timestampType } from '../src/api/params.js';
 import type { AnyRoute, ParamDef } from '../src/api/routes/types.js';

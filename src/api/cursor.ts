@@ -19,7 +19,7 @@
 // alphabet and non-zero padding bits, so no substitution is invisible), and CRC-32 detects every error
 // burst of up to 32 bits. Decoding also re-encodes and requires the identical string, so every position
 // has exactly one cursor.
-import type { SortKey } from './keys.js';
+import type { SortKey } from './sort-keys.js';
 
 export type CursorDirection = 'next' | 'prev';
 

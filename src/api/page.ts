@@ -1,6 +1,6 @@
 // The page envelope `{ items, next_cursor }` of every list answer, one definition. Edge-safe.
 import { encodeCursor } from './cursor.js';
-import type { SortKey } from './keys.js';
+import type { SortKey } from './sort-keys.js';
 
 export interface PageBody<T> {
   items: T[];

@@ -13,7 +13,7 @@
 // - a "lenient" type never rejects: the spec answers those parameters with an empty result rather than
 //   400 (e.g. `country=Belgium` matches nothing).
 import { parseParticipantId, SEAT_ID_RE } from '../feeds/ids.js';
-import { compareCodePoints } from './keys.js';
+import { compareCodePoints } from './sort-keys.js';
 import { decodeCursor, encodeCursor, type CursorPosition } from './cursor.js';
 import { DAY_MS } from './time.js';
 

@@ -1,6 +1,6 @@
 // Streaming readers of the churn tables for the renderer: every AP identity's churn per UTC day and the
 // participants behind each category, ordered by identity key so that one pass writes one list per
-// identity (src/render/routes/market.ts). Same resolution rules as the readers of churn.ts: seats
+// identity (src/render/routes/providers.ts). Same resolution rules as the readers of churn.ts: seats
 // resolve to their current identity; movers whose counterpart resolves to the same identity are no churn.
 import type { Db } from '../db/index.js';
 import type { ChurnCategory } from './churn.js';

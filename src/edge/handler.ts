@@ -12,7 +12,7 @@
 //   6. /health, /health/db, else the resolver; then ETag / If-None-Match (304) and HEAD.
 // Every response carries Access-Control-Allow-Origin: * and the rate-limit headers.
 import { KEYLESS_PATHS, matchPathPattern } from '../config/patterns.js';
-import { createKeyStore, presentedKey } from './keys.js';
+import { createKeyStore, presentedKey } from './api-keys.js';
 import { PROBLEM_CONTENT_TYPE, problemDoc, quotaExceededDoc, type EdgeProblemName, type ProblemDoc } from './problem.js';
 import { FixedWindowLimiter, ipIdentity, type Take } from './ratelimit.js';
 import { checkTarget, isSafeFilePath } from './target.js';

@@ -1,6 +1,6 @@
 // The on-disk format of list chunks and list indexes in the snapshot (docs/snapshot-format.md).
 // Shared by the renderer (writes) and the shim (reads). Edge-safe: no Node imports.
-import type { Direction, SortKey } from '../api/keys.js';
+import type { Direction, SortKey } from '../api/sort-keys.js';
 
 /** Counts of items per value of a declared facet field: field -> value -> count. */
 export type FacetCounts = Record<string, Record<string, number>>;

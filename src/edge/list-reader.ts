@@ -2,7 +2,7 @@
 // forward across chunks. Edge-safe: no Node imports. Counts the files and bytes it reads (the cost
 // budget of a composed page: docs/snapshot-format.md). A root's inline head (list@2) is the list's
 // first chunk: every method below reads it before the entries.
-import { compareKeys, type SortKey } from '../api/keys.js';
+import { compareKeys, type SortKey } from '../api/sort-keys.js';
 import type { Chunk, HeadChunk, IndexEntry, IndexNode, ListRoot } from './list-format.js';
 import { LIST_FORMAT, LIST_FORMAT_HEAD } from './list-format.js';
 

@@ -12,7 +12,7 @@
 //   HEALTH_MAX_AGE_SECONDS (or another bad setting of the platform)      500 internal-error
 import { matchRoute } from '../api/routes/match.js';
 import { createHandler, EXPOSED_HEADERS, type EdgeHandler, type RateLimitPolicyName } from './handler.js';
-import { createKeyStore, parseKeyFile } from './keys.js';
+import { createKeyStore, parseKeyFile } from './api-keys.js';
 import { edgePolicyOf } from './policy.js';
 import { PROBLEM_CONTENT_TYPE, problemDoc, type ProblemDoc } from './problem.js';
 import { createResolve, snapshotInfoReader, SNAPSHOT_INFO_PATH, type SnapshotInfo, type SnapshotInfoReader } from './resolve.js';
@@ -32,7 +32,7 @@ export interface SnapshotEdgeOptions {
   files: FileReader;
   /** The key prefix of the snapshot in its bucket, for the log only. */
   prefix: string;
-  /** API_KEYS: the key hashes, JSON lines or a JSON array (src/edge/keys.ts); none when absent. */
+  /** API_KEYS: the key hashes, JSON lines or a JSON array (src/edge/api-keys.ts); none when absent. */
   apiKeys?: string | undefined;
   /** HEALTH_MAX_AGE_SECONDS as set (a positive number of seconds); the handler's default when absent. */
   healthMaxAgeSeconds?: string | undefined;

@@ -5,7 +5,7 @@
 // Bindings and variables (env):
 //   SNAPSHOT                R2 bucket holding the published snapshot (required)
 //   SNAPSHOT_PREFIX         key prefix of the snapshot in the bucket (publish.target.prefix), default ""
-//   API_KEYS                key hashes (secret): JSON lines or a JSON array, format in src/edge/keys.ts
+//   API_KEYS                key hashes (secret): JSON lines or a JSON array, format in src/edge/api-keys.ts
 //   HEALTH_MAX_AGE_SECONDS  /health/db reports db=false when manifest.json is older (default 7200)
 //   RATE_LIMITER            optional Workers rate limiting binding: decides the quota of clients without a key
 //   RATE_LIMITER_KEYED      optional Workers rate limiting binding: decides the quota of clients with a valid key

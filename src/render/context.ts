@@ -1,7 +1,7 @@
 // What a route renderer gets: the database, the pinned clock, the file sink and list writers.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Direction } from '../api/keys.js';
+import type { Direction } from '../api/sort-keys.js';
 import { exactFilePath, listRootPath } from '../api/paths.js';
 import type { Db } from '../db/index.js';
 import { ListWriter, type FileSink, type ListWriterOptions } from './lists.js';

@@ -16,8 +16,8 @@
 //
 // The index is rebuilt from the level-0 entries (content-defined nodes: unchanged groups give unchanged
 // node files); the root's facet totals are the old totals with the removed and added items' values.
-import type { SortKey } from '../api/keys.js';
-import { compareKeys } from '../api/keys.js';
+import type { SortKey } from '../api/sort-keys.js';
+import { compareKeys } from '../api/sort-keys.js';
 import { LIST_FORMAT, type Chunk, type FacetCounts, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
 import { addCounts, buildIndex, cutOf, Cutter, pendingOf, sortedCounts, writeChunk, type FileSink, type ListWriterOptions, type Pending } from './lists.js';
 

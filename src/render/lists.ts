@@ -14,7 +14,7 @@
 // A list with a `head` (docs/snapshot-format.md, "Head") is held in memory and chunked from its end
 // (the oldest item) by the same rules; its first items stay inline in the root.
 import { createHash } from 'node:crypto';
-import type { Direction, SortKey } from '../api/keys.js';
+import type { Direction, SortKey } from '../api/sort-keys.js';
 import { INDEX_FANOUT, LIST_FORMAT, LIST_FORMAT_HEAD, type FacetCounts, type HeadChunk, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
 
 export interface FileSink {

@@ -5,7 +5,7 @@
 // - every reference resolves: index entries -> chunks and inner nodes; an anomaly's event_refs ->
 //   events of the event feed; a participant's seats -> seat files; a participant's stored events or
 //   history list -> the first page in its record; snapshot.json, openapi.json present;
-// - a participant's record (src/api/participant-record.ts) holds a valid detail and first pages, and the
+// - a participant's record (src/api/participants/record.ts) holds a valid detail and first pages, and the
 //   participant has no other object under v1/participants (its pages are in the record).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -15,16 +15,16 @@ import { matchRoute } from '../api/routes/match.js';
 import { ROUTES } from '../api/routes/table.js';
 import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
 import { encodeSegment } from '../api/paths.js';
-import type { StoredAnomaly, StoredEvent } from '../api/events-shared.js';
-import { expandParticipant, type StoredParticipant } from '../api/participants-shared.js';
-import type { ChurnParticipantRow } from '../api/market-shared.js';
-import { expandUptime, type UptimeTuple } from '../api/hosts-shared.js';
-import type { SortKey } from '../api/keys.js';
+import type { StoredAnomaly, StoredEvent } from '../api/events/feed.js';
+import { expandParticipant, type StoredParticipant } from '../api/participants/plan.js';
+import type { ChurnParticipantRow } from '../api/providers/views.js';
+import { expandUptime, type UptimeTuple } from '../api/hosts/views.js';
+import type { SortKey } from '../api/sort-keys.js';
 import type { ParticipantView, UptimeBucket } from '../api/schemas/index.js';
 import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
-import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participant-record.js';
+import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participants/record.js';
 
 export interface VerifyProblem {
   path: string;
@@ -87,7 +87,7 @@ function itemSchema(resource: string): z.ZodType | null {
 const RECORD_MEMBERS = ['participant', 'history', 'events'] as const;
 
 /**
- * Checks a participant's record (src/api/participant-record.ts) at `rel`: exactly its three members,
+ * Checks a participant's record (src/api/participants/record.ts) at `rel`: exactly its three members,
  * `participant` a ParticipantView of the id the path names, each page null or a valid first page at
  * default parameters (1 to LIMIT_DEFAULT items; a next_cursor only on a full page). Returns the view
  * when it is valid.

@@ -10,7 +10,7 @@ import type { EdgeConfig, RateLimitConfig } from '../config/index.js';
 import { matchRoute } from '../api/routes/match.js';
 import { createResolve, snapshotInfoReader } from '../edge/resolve.js';
 import { createHandler } from '../edge/handler.js';
-import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/keys.js';
+import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/api-keys.js';
 import { isSafeFilePath } from '../edge/target.js';
 import type { FileReader, KeyStore, Resolve } from '../edge/types.js';
 import { UsageError } from '../util/errors.js';
@@ -86,7 +86,7 @@ export function parsePort(text: string): number {
   return n;
 }
 
-/** Loads a key file (format: src/edge/keys.ts, docs/edge.md); problems are a usage error. */
+/** Loads a key file (format: src/edge/api-keys.ts, docs/edge.md); problems are a usage error. */
 export function loadKeyFile(file: string): KeyStore {
   let text: string;
   try {

@@ -9,7 +9,7 @@
 //   SNAPSHOT_REGION            the bucket's region, default AWS_REGION (set by Lambda: the function's)
 //   SNAPSHOT_ENDPOINT          optional endpoint of an S3-compatible store (MinIO, R2, s3rver in the tests)
 //   SNAPSHOT_FORCE_PATH_STYLE  "true" addresses the bucket in the path (most self-hosted stores)
-//   API_KEYS                   key hashes: JSON lines or a JSON array, format in src/edge/keys.ts
+//   API_KEYS                   key hashes: JSON lines or a JSON array, format in src/edge/api-keys.ts
 //   HEALTH_MAX_AGE_SECONDS     /health/db reports db=false when manifest.json is older (default 7200)
 //   CLIENT_ADDRESS             "source-ip" (default: the function URL's requestContext.http.sourceIp) or
 //                              "cloudfront-viewer-address" (the CloudFront-Viewer-Address header; only

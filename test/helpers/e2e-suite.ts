@@ -11,7 +11,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../../src/api/cursor.js';
-import { compareKeys } from '../../src/api/keys.js';
+import { compareKeys } from '../../src/api/sort-keys.js';
 import { matchRoute } from '../../src/api/routes/match.js';
 import { badRequestParams, notFoundProblems, orderOf, parseRequest, sortKeyOf } from '../../src/api/routes/request.js';
 import { ROUTE_LIST, routeById } from '../../src/api/routes/table.js';

@@ -2,17 +2,17 @@
 import type { Db } from '../../db/index.js';
 import { isDataRoute, type AnyParams } from '../handlers.js';
 import type { ApiResult } from '../result.js';
-import { EVENTS_QUERIES } from './events.js';
-import { HOSTS_QUERIES } from './hosts.js';
-import { MARKET_QUERIES } from './market.js';
-import { PARTICIPANT_QUERIES } from './participants.js';
+import { EVENTS_QUERIES } from '../events/query.js';
+import { HOSTS_QUERIES } from '../hosts/query.js';
+import { PROVIDERS_QUERIES } from '../providers/query.js';
+import { PARTICIPANT_QUERIES } from '../participants/query.js';
 import type { AnyQueryFn, Queries } from './types.js';
 
 /** Every data route's query; `satisfies` makes a missing or mistyped one a compile error. */
 export const QUERIES = {
   ...PARTICIPANT_QUERIES,
   ...HOSTS_QUERIES,
-  ...MARKET_QUERIES,
+  ...PROVIDERS_QUERIES,
   ...EVENTS_QUERIES,
 } satisfies Queries;
 

@@ -1,7 +1,7 @@
 // Keyset SQL of the oracle: the ORDER BY of a list order and the condition "row after a key", for
 // every list the oracle pages (participants, events, uptime). Nulls sort last in both directions
-// (src/api/keys.ts), so a nullable column orders by `c IS NULL` first.
-import type { Direction, SortKey } from '../keys.js';
+// (src/api/sort-keys.ts), so a nullable column orders by `c IS NULL` first.
+import type { Direction, SortKey } from '../sort-keys.js';
 import type { OrderSpec } from '../routes/types.js';
 
 /** One column of a keyset: its SQL expression, direction and whether it may hold null. */

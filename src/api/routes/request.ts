@@ -1,7 +1,7 @@
 // A request of a route: parsing and validating its parameters (parseRequest), the route's rules and
 // their wording, its list's order and partition, and its canonical URL. Edge-safe.
 import type { CursorPosition } from '../cursor.js';
-import type { Direction, SortKey } from '../keys.js';
+import type { Direction, SortKey } from '../sort-keys.js';
 import { addDays, utcDay, type ParamError, type ParamProblem } from '../params.js';
 import { NOT_FOUND_PROBLEMS, PROBLEM_CATALOGUE, type ProblemName } from '../problems.js';
 import type { AnyRoute, KeyFieldSpec, ListSpec, OrderSpec, ParamDef, ParamMap, ParsedParams, RouteDef, Rule } from './types.js';

@@ -1,6 +1,6 @@
 // The types of the route table (src/api/routes/table.ts): parameters, list descriptors, cross-parameter
 // rules and routes. Data only, edge-safe.
-import type { Direction } from '../keys.js';
+import type { Direction } from '../sort-keys.js';
 import type { ParamProblem, ParamType } from '../params.js';
 import type { NotFoundKind } from '../problems.js';
 import type { ResourceName } from '../schemas/index.js';
@@ -37,7 +37,7 @@ export interface KeyFieldSpec {
   /** ts: an ISO timestamp field, keyed as epoch ms; date: YYYY-MM-DD string; int/number; string (code-point order). */
   readonly type: 'ts' | 'date' | 'int' | 'number' | 'string';
   readonly dir: Direction;
-  /** Null sorts last in both directions (src/api/keys.ts). */
+  /** Null sorts last in both directions (src/api/sort-keys.ts). */
   readonly nullable?: boolean;
 }
 

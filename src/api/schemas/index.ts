@@ -3,19 +3,19 @@
 // components.schemas is generated from (src/api/openapi.ts); every route's response schema is one of them.
 import type { z } from 'zod';
 import { HostRole, Verdict } from './common.js';
-import * as events from './events.js';
-import * as hosts from './hosts.js';
+import * as events from '../events/schema.js';
+import * as hosts from '../hosts/schema.js';
 import * as meta from './meta.js';
-import * as participants from './participants.js';
-import * as providers from './providers.js';
+import * as participants from '../participants/schema.js';
+import * as providers from '../providers/schema.js';
 import * as sml from './sml.js';
 
 export * from './common.js';
-export * from './events.js';
-export * from './hosts.js';
+export * from '../events/schema.js';
+export * from '../hosts/schema.js';
 export * from './meta.js';
-export * from './participants.js';
-export * from './providers.js';
+export * from '../participants/schema.js';
+export * from '../providers/schema.js';
 export * from './sml.js';
 
 /** Every named schema, in the order of docs/api-reference.md "Resources" (component name -> schema). */

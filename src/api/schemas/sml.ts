@@ -1,7 +1,7 @@
 // SML/SMK zones (spec "SML/SMK zones").
 import { z } from 'zod';
 import { Count, Hostname, IncidentStatus, Location, Severity, Ts, Verdict, ZoneKind } from './common.js';
-import { IncidentTimelineStep } from './hosts.js';
+import { IncidentTimelineStep } from '../hosts/schema.js';
 
 export const ZoneCanary = z.strictObject({
   location: Location,

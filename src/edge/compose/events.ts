@@ -1,8 +1,8 @@
 // Composers of the event feed and the anomalies: answers from snapshot files only. Edge-safe (no Node
-// imports). Layout: src/render/routes/events.ts; rules: src/api/events-shared.ts.
-import { addHourCount, anomalyEntryMayMatch, anomalyMatch, anomalyPage, anomalyPlan, chartBucketFor, eventCursor, eventMeta, eventPartition, eventPlan, FeedCollector, META_SCAN_MAX, NEWEST_FIRST_DIRS, bucketEnd, HISTOGRAM_LISTS, type BucketRow, type ChartBucket, type HourTypeCounts, type StoredAnomaly, type StoredEvent } from '../../api/events-shared.js';
+// imports). Layout: src/render/routes/events.ts; rules: src/api/events/feed.ts.
+import { addHourCount, anomalyEntryMayMatch, anomalyMatch, anomalyPage, anomalyPlan, chartBucketFor, eventCursor, eventMeta, eventPartition, eventPlan, FeedCollector, META_SCAN_MAX, NEWEST_FIRST_DIRS, bucketEnd, HISTOGRAM_LISTS, type BucketRow, type ChartBucket, type HourTypeCounts, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
 import { EVENT_TYPES } from '../../api/schemas/constants.js';
-import { compareKeys, keysAfter, type SortKey } from '../../api/keys.js';
+import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
 import { ok, type ApiResult } from '../../api/result.js';
 import type { IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
@@ -33,7 +33,7 @@ function eventMatch(f: EventFilters): (item: unknown) => boolean {
 
 /**
  * meta counts: per chart bucket (or hour) and type, the events inside [since, until] under the
- * non-type filters; null when they degrade (events-shared). Reads: the partition's events list index
+ * non-type filters; null when they degrade (src/api/events/feed.ts). Reads: the partition's events list index
  * with at most one chunk at each of since and until (events older than them, per type, counted from
  * the entries' type counts), and the histogram rows of the window at the chart's resolution. With a
  * participant partition (no histograms) or two or more entity filters, the window's events are

@@ -5,7 +5,7 @@
 // (src/edge/compose/index.ts); the list routes page their stored lists by their descriptors
 // (./scan.ts). A missing exact file or list root of a host means the host is unknown (404): the
 // renderer writes them for every known host.
-import { expandUptime, HOST_INCIDENTS_ROUTE, HOST_ROUTE, hostInstant, hostViewAt, INCIDENTS_ROUTE, type HostStateItem, type UptimeTuple } from '../../api/hosts-shared.js';
+import { expandUptime, HOST_INCIDENTS_ROUTE, HOST_ROUTE, hostInstant, hostViewAt, INCIDENTS_ROUTE, type HostStateItem, type UptimeTuple } from '../../api/hosts/views.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import type { ParamsOf } from '../../api/handlers.js';
 import type { HostView } from '../../derive/hosts/read.js';
@@ -42,7 +42,7 @@ const INCIDENTS: StoredList = {
 
 /**
  * Uptime lists: one per host and resolution holds every location; the key carries bucket_start and
- * the location, the item a compact tuple (src/api/hosts-shared.ts); the index counts `location`, so a
+ * the location, the item a compact tuple (src/api/hosts/views.ts); the index counts `location`, so a
  * location filter passes over entries without it (docs/api-hosts.md).
  */
 const UPTIME: StoredList<ParamsOf<'hosts.uptime'>> = {

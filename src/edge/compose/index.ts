@@ -10,7 +10,7 @@ import type { AnyRoute } from '../../api/routes/types.js';
 import { SnapshotFormatError, type ReadFile, type ReadStats } from '../list-reader.js';
 import { EVENTS_COMPOSERS } from './events.js';
 import { HOSTS_COMPOSERS } from './hosts.js';
-import { MARKET_COMPOSERS } from './market.js';
+import { PROVIDERS_COMPOSERS } from './providers.js';
 import { PARTICIPANT_COMPOSERS } from './participants.js';
 import { Source } from './source.js';
 import type { AnyComposeFn, Composers } from './types.js';
@@ -20,7 +20,7 @@ export const COMPOSERS = {
   ...EVENTS_COMPOSERS,
   ...PARTICIPANT_COMPOSERS,
   ...HOSTS_COMPOSERS,
-  ...MARKET_COMPOSERS,
+  ...PROVIDERS_COMPOSERS,
 } satisfies Composers;
 
 /** The composer of a route id known only at run time; throws for a route without one. */

@@ -1,8 +1,8 @@
-// The shim's participants family: the same answers as the oracle (src/api/query/participants.ts), from
+// The shim's participants family: the same answers as the oracle (src/api/participants/query.ts), from
 // snapshot files only (docs/snapshot-format.md "Participants"). Edge-safe: no Node imports, no DB.
 //
 // Reads per request:
-// - detail: the participant's record (src/api/participant-record.ts), one file; unknown: 404;
+// - detail: the participant's record (src/api/participants/record.ts), one file; unknown: 404;
 // - events / history: the record (one file, 404 without it); a null page is the empty page; an answer
 //   lying within the record's first page (the whole list when its next_cursor is null, else at least
 //   `limit` items after the cursor) is paged from it; any other, the participant's stored list (root,
@@ -11,15 +11,15 @@
 // - the list: see composeList below (candidate sets of at most SMALL_SET_MAX items are read whole
 //   and paged in memory; otherwise a window of WALK_WINDOW items of one source list in the order:
 //   the main list, or in the default order a single-valued posting list or the rarest trigram's list).
-import { compareKeys, keysAfter, type SortKey } from '../../api/keys.js';
-import { acceptedValues, activeDimensions, classifySearch, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, filterCountMode, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants-shared.js';
+import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
+import { acceptedValues, activeDimensions, classifySearch, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, filterCountMode, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import { orderDirs, routeOrder, sortKeyOf } from '../../api/routes/request.js';
 import { ROUTES } from '../../api/routes/table.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { CursorPosition } from '../../api/cursor.js';
 import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../../api/schemas/index.js';
-import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participant-record.js';
+import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { Source } from './source.js';
 import type { ComposeFn, Composers } from './types.js';

@@ -6,7 +6,7 @@
 // hold no accepted value, for the facets the list's index counts). A route's composer only says how
 // its stored items read (StoredList) and, where it has one, which list a request reads.
 import type { AnyParams, ComposedRouteId, ParamsOf } from '../../api/handlers.js';
-import { compareKeys, keysAfter, type SortKey } from '../../api/keys.js';
+import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
 import { pageBody, unpaginatedPage } from '../../api/page.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import { listPartition, orderDirs, routeOrder } from '../../api/routes/request.js';

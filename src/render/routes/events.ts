@@ -1,4 +1,4 @@
-// Renders the event feed and the anomalies (rules: src/api/events-shared.ts):
+// Renders the event feed and the anomalies (rules: src/api/events/feed.ts):
 // - exact files: /v1/events and /v1/anomalies at default parameters (the oracle's first pages, meta
 //   included), /v1/anomalies/{id} for every anomaly;
 // - `events.list` lists (items StoredEvent, key [observed_at ms, id] newest first, facet `type` counted
@@ -12,9 +12,9 @@
 //   and, on a host's list, seat|detector|grade|acknowledged (anomalyFacetFields), so that a page under
 //   any filters reads only chunks holding a match.
 // Streaming: each partition family is one ordered statement; per-event lookups go through indexes.
-import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events-shared.js';
+import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
-import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent } from '../../api/query/events.js';
+import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent } from '../../api/events/query.js';
 import { EVENT_TYPES } from '../../api/schemas/common.js';
 import type { Db } from '../../db/index.js';
 import { anomalyView } from '../../derive/anomalies.js';

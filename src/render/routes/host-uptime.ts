@@ -26,10 +26,10 @@
 //
 // Either way the files are those of a full write (test/incremental.test.ts, test/uptime-incremental.test.ts).
 import type { Statement } from 'better-sqlite3';
-import { DEFAULT_LIMIT, UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, compactUptime, type UptimeTuple } from '../../api/hosts-shared.js';
-import type { SortKey } from '../../api/keys.js';
+import { UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, compactUptime, type UptimeTuple } from '../../api/hosts/views.js';
+import type { SortKey } from '../../api/sort-keys.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
-import { uptimeItem, uptimeQuery, uptimeSql, type UptimeRow } from '../../api/query/hosts.js';
+import { uptimeItem, uptimeQuery, uptimeSql, type UptimeRow } from '../../api/hosts/query.js';
 import { RESOLUTIONS } from '../../api/schemas/index.js';
 import type { HostRole } from '../../derive/hosts/read.js';
 import { ROLLUP_TABLES, type Resolution } from '../../derive/hosts/rollup.js';
@@ -39,6 +39,7 @@ import { LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type ListRoot } from '..
 import { level0Of } from '../list-patch.js';
 import type { RenderContext, UptimeReport } from '../context.js';
 import { ListWriter, pendingOf, type FileSink, type ListWriterOptions, type Pending } from '../lists.js';
+import { LIMIT_DEFAULT } from '../../api/params.js';
 
 export interface UptimeHost {
   id: number;
@@ -182,7 +183,7 @@ export function renderHostUptime(ctx: RenderContext, h: UptimeHost): void {
 function exactPage(ctx: RenderContext, h: UptimeHost): void {
   const r = uptimeQuery(
     ctx.db,
-    { hostname: h.hostname, resolution: 'hourly', from: undefined, to: undefined, location: undefined, limit: DEFAULT_LIMIT, cursor: undefined },
+    { hostname: h.hostname, resolution: 'hourly', from: undefined, to: undefined, location: undefined, limit: LIMIT_DEFAULT, cursor: undefined },
     ctx.nowMs,
   );
   if (r.status !== 200) throw new Error(`render ${UPTIME_ROUTE}: the oracle answered ${r.status} for ${h.hostname}`);

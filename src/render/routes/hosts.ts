@@ -1,7 +1,7 @@
 // Renders the network / hosts / incidents / uptime / SML family (docs/api-hosts.md):
 // - exact files: /v1/network, /v1/hosts, /v1/sml, and per known host /v1/hosts/{h},
 //   /v1/hosts/{h}/incidents and /v1/hosts/{h}/uptime at default parameters, /v1/incidents; every body
-//   is the oracle's answer (src/api/query/hosts.ts);
+//   is the oracle's answer (src/api/hosts/query.ts);
 // - lists: per host its state intervals (`hosts.detail`, for `at`), its incidents (`hosts.incidents`,
 //   facet status), its uptime buckets per resolution (`hosts.uptime` [h, res]: compact tuples, facet
 //   location counted per index entry, the open buckets in the root's head: docs/snapshot-format.md,
@@ -10,14 +10,15 @@
 //   unknown host (404).
 // Streaming: one host at a time, rows iterated from SQLite statements (an uptime list, which has a head,
 // is held until it is finished: ~15,000 buckets at 90 days, or its newest buckets when patched).
-import { DEFAULT_LIMIT, HOST_INCIDENTS_ROUTE, HOST_ROUTE, INCIDENT_DIRS, INCIDENTS_ROUTE, STATE_DIRS, certApiOrNull, incidentApi, type HostStateItem } from '../../api/hosts-shared.js';
+import { HOST_INCIDENTS_ROUTE, HOST_ROUTE, INCIDENT_DIRS, INCIDENTS_ROUTE, STATE_DIRS, certApiOrNull, incidentApi, type HostStateItem } from '../../api/hosts/views.js';
 import type { ParamsOf } from '../../api/handlers.js';
-import { HOSTS_QUERIES } from '../../api/query/hosts.js';
+import { HOSTS_QUERIES } from '../../api/hosts/query.js';
 import type { Queries } from '../../api/query/types.js';
 import { hostIncidents, type HostRole } from '../../derive/hosts/read.js';
 import { hostStateIntervals } from '../../derive/hosts/timeline.js';
 import type { RenderContext } from '../context.js';
 import { renderUptime as renderHostsUptime } from './host-uptime.js';
+import { LIMIT_DEFAULT } from '../../api/params.js';
 
 export { renderHostUptime } from './host-uptime.js';
 
@@ -71,7 +72,7 @@ function renderHostIncidents(ctx: RenderContext): void {
     const list = ctx.list(HOST_INCIDENTS_ROUTE, [h.hostname], INCIDENT_DIRS, ['status']);
     for (const { item, key } of hostIncidents(ctx.db, { host: h.hostname })) list.add(incidentApi(item), [key.started_at, key.id], { status: [item.status] });
     list.finish();
-    ctx.exact(['v1', 'hosts', h.hostname, 'incidents'], body(HOST_INCIDENTS_ROUTE, ctx, { hostname: h.hostname, status: undefined, since: undefined, limit: DEFAULT_LIMIT, cursor: undefined }));
+    ctx.exact(['v1', 'hosts', h.hostname, 'incidents'], body(HOST_INCIDENTS_ROUTE, ctx, { hostname: h.hostname, status: undefined, since: undefined, limit: LIMIT_DEFAULT, cursor: undefined }));
   }
 }
 
@@ -79,7 +80,7 @@ function renderIncidents(ctx: RenderContext): void {
   const list = ctx.list(INCIDENTS_ROUTE, [], INCIDENT_DIRS, ['status']);
   for (const { item, key } of hostIncidents(ctx.db)) list.add(incidentApi(item), [key.started_at, key.id], { status: [item.status] });
   list.finish();
-  ctx.exact(['v1', 'incidents'], body(INCIDENTS_ROUTE, ctx, { host: undefined, status: undefined, since: undefined, limit: DEFAULT_LIMIT, cursor: undefined }));
+  ctx.exact(['v1', 'incidents'], body(INCIDENTS_ROUTE, ctx, { host: undefined, status: undefined, since: undefined, limit: LIMIT_DEFAULT, cursor: undefined }));
 }
 
 function renderUptime(ctx: RenderContext): void {

@@ -10,8 +10,8 @@
 // its item as the previous build stored it (read from the identifier index) and as it is now give the
 // keys to remove and the items to put in each list it was or is in; src/render/list-patch.ts rewrites
 // only the chunks around those keys.
-import type { Direction, SortKey } from '../../api/keys.js';
-import { compareKeys } from '../../api/keys.js';
+import type { Direction, SortKey } from '../../api/sort-keys.js';
+import { compareKeys } from '../../api/sort-keys.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import {
   DEFAULT_SORT,
@@ -33,10 +33,10 @@ import {
   trigramsOf,
   type PostingDimension,
   type StoredParticipant,
-} from '../../api/participants-shared.js';
+} from '../../api/participants/plan.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { orderDirs } from '../../api/routes/request.js';
-import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/query/participants.js';
+import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
 import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
 import type { RenderContext } from '../context.js';

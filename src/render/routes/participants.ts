@@ -1,20 +1,20 @@
 // Renders the participants family into the snapshot (docs/snapshot-format.md "Participants"):
 // - each participant's record `v1/participants/<id>` (its detail and the first pages of its events and
-//   history at default parameters, null when empty; src/api/participant-record.ts), and its events or
+//   history at default parameters, null when empty; src/api/participants/record.ts), and its events or
 //   history as a stored list when it holds more than one default page;
 // - `v1/stats/participants`;
 // - the lists of `/v1/participants` and their first page: src/render/routes/participant-lists.ts.
 // A participant's files are its render unit (RenderContext.forEachParticipant: an incremental build
 // renders only the changed participants).
 import { LIMIT_DEFAULT } from '../../api/params.js';
-import { DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE } from '../../api/participants-shared.js';
-import { participantsEvents, participantsHistory, statsOf, viewOf } from '../../api/query/participants.js';
-import type { SortKey } from '../../api/keys.js';
+import { DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE } from '../../api/participants/plan.js';
+import { participantsEvents, participantsHistory, statsOf, viewOf } from '../../api/participants/query.js';
+import type { SortKey } from '../../api/sort-keys.js';
 import { orderDirs, orderOf, sortKeyOf } from '../../api/routes/request.js';
 import { ROUTES } from '../../api/routes/table.js';
 import { participantEvents, participantHistory } from '../../derive/participants/read.js';
 import type { ParticipantUnit, RenderContext } from '../context.js';
-import type { ParticipantRecord, RecordPage } from '../../api/participant-record.js';
+import type { ParticipantRecord, RecordPage } from '../../api/participants/record.js';
 import { statement } from '../../db/statements.js';
 import { renderParticipantsList, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
 import { apiTs, apiTsOrNull } from '../../api/time.js';
@@ -28,7 +28,7 @@ export interface ParticipantRenderOptions {
 const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAULT, trigramWritersMax: TRIGRAM_WRITERS_MAX };
 
 /**
- * Each participant's record (src/api/participant-record.ts), its one object under `v1/participants`:
+ * Each participant's record (src/api/participants/record.ts), its one object under `v1/participants`:
  * the detail and the first pages of its history and events at default parameters (null when empty);
  * and, when its history or events hold more than `perParticipantListMin` items, that list as a stored
  * list (partition `[id]`). All of them belong to the participant's render unit (forEachParticipant).

@@ -1,11 +1,11 @@
 // Providers, access points, seats and churn (spec "Providers, access points, seats", "Churn").
 import { z } from 'zod';
-import { Count, Country, Hostname, IsoDate, ParticipantIdString, Scheme, SeatId, idMatchesParts, unpaginated } from './common.js';
-import { AP_KEY_PATTERN, CHURN_PARTICIPANTS_MAX } from './constants.js';
-import { SeatHost, SeatProvider, SeatRef } from './participants.js';
+import { Count, Country, Hostname, IsoDate, ParticipantIdString, Scheme, SeatId, idMatchesParts, unpaginated } from '../schemas/common.js';
+import { AP_KEY_PATTERN, CHURN_PARTICIPANTS_MAX } from '../schemas/constants.js';
+import { SeatHost, SeatProvider, SeatRef } from '../participants/schema.js';
 
 // Plain values of constants.ts (zod-free, for the route table and the edge shim), re-exported.
-export { AP_KEY_PATTERN, CHURN_PARTICIPANTS_MAX } from './constants.js';
+export { AP_KEY_PATTERN, CHURN_PARTICIPANTS_MAX } from '../schemas/constants.js';
 
 export const ProviderView = z.strictObject({
   key: z.string().min(1),

@@ -17,11 +17,11 @@ import {
   Ts,
   idMatchesParts,
   page,
-} from './common.js';
-import { FILTER_COUNT_CAP } from './constants.js';
+} from '../schemas/common.js';
+import { FILTER_COUNT_CAP } from '../schemas/constants.js';
 
 // A plain value of constants.ts (zod-free, for the route table and the edge shim), re-exported.
-export { FILTER_COUNT_CAP } from './constants.js';
+export { FILTER_COUNT_CAP } from '../schemas/constants.js';
 
 export const ParticipantCard = z.strictObject({
   name: z.string().nullable(),

@@ -1,9 +1,9 @@
 // Composers of the providers / access points / seats / churn family: answers from snapshot files only.
-// Edge-safe (no Node imports). Layout and rules: src/api/market-shared.ts, src/render/routes/market.ts.
+// Edge-safe (no Node imports). Layout and rules: src/api/providers/views.ts, src/render/routes/providers.ts.
 // The providers, a provider, the access points, an access point and a seat are answered by their exact
 // files (src/edge/compose/index.ts), and so is the churn of an access point at the default window.
-import { compareKeys } from '../../api/keys.js';
-import { CHURN_DAY_DIRS, churnViewFromDays, type ChurnDayRow, type ChurnParticipantRow } from '../../api/market-shared.js';
+import { compareKeys } from '../../api/sort-keys.js';
+import { CHURN_DAY_DIRS, churnViewFromDays, type ChurnDayRow, type ChurnParticipantRow } from '../../api/providers/views.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
 import { ROUTES } from '../../api/routes/table.js';
 import { pageOf, type StoredList } from './scan.js';
@@ -43,7 +43,7 @@ const composeChurnParticipants: ComposeFn<'aps.churn_participants'> = async (par
   return list === null ? ok(unpaginatedPage([])) : pageOf(ROUTES['aps.churn_participants'], params, list, CHURN_PARTICIPANTS);
 };
 
-export const MARKET_COMPOSERS = {
+export const PROVIDERS_COMPOSERS = {
   'aps.churn': composeChurn,
   'aps.churn_participants': composeChurnParticipants,
 } satisfies Partial<Composers>;

@@ -1,10 +1,10 @@
-// Renders the providers / access points / seats / churn family (src/api/market-shared.ts for the layout):
+// Renders the providers / access points / seats / churn family (src/api/providers/views.ts for the layout):
 // - exact files: /v1/providers, /v1/providers/{slug}, /v1/aps, /v1/aps/{key} and
 //   /v1/aps/{key}/churn (default window) for every current AND stale key (a stale key's file holds the
 //   canonical answer), /v1/seats/{seatId};
 // - lists: `aps.churn` per canonical key (one row per UTC day with churn) and `aps.churn_participants`
 //   per canonical key and category.
-// Bodies are the oracle's answers (src/api/query/market.ts), so exact files equal the oracle by construction.
+// Bodies are the oracle's answers (src/api/providers/query.ts), so exact files equal the oracle by construction.
 import { CHURN_CATEGORIES, defaultChurnPeriod } from '../../derive/churn.js';
 import { churnDailyByIdentity, churnFactsByIdentity } from '../../derive/churn-lists.js';
 import {
@@ -14,14 +14,14 @@ import {
   churnParticipantKey,
   type ChurnDayRow,
   type ChurnParticipantRow,
-} from '../../api/market-shared.js';
+} from '../../api/providers/views.js';
 import type { ParamsOf } from '../../api/handlers.js';
-import { MARKET_QUERIES } from '../../api/query/market.js';
+import { PROVIDERS_QUERIES } from '../../api/providers/query.js';
 import type { Queries } from '../../api/query/types.js';
 import type { RenderContext } from '../context.js';
 
-type MarketRouteId = keyof typeof MARKET_QUERIES;
-const QUERY: Queries<MarketRouteId> = MARKET_QUERIES;
+type MarketRouteId = keyof typeof PROVIDERS_QUERIES;
+const QUERY: Queries<MarketRouteId> = PROVIDERS_QUERIES;
 
 function answer<I extends MarketRouteId>(ctx: RenderContext, routeId: I, params: ParamsOf<I>): unknown | null {
   const r = QUERY[routeId](ctx.db, params, ctx.nowMs);
@@ -132,7 +132,7 @@ function renderSeats(ctx: RenderContext): void {
   }
 }
 
-export const MARKET_RENDERERS: Record<string, (ctx: RenderContext) => void> = {
+export const PROVIDERS_RENDERERS: Record<string, (ctx: RenderContext) => void> = {
   'providers.list': renderProvidersList,
   'providers.detail': renderProvidersDetail,
   'aps.list': renderApsList,

@@ -1,5 +1,5 @@
 // Pure pieces of the providers / access points / seats / churn family shared by the oracle
-// (src/api/query/market.ts) and the shim's composers (src/edge/compose/market.ts). Edge-safe.
+// (src/api/providers/query.ts) and the shim's composers (src/edge/compose/providers.ts). Edge-safe.
 //
 // Decisions (docs/api-market-events.md):
 // - Timestamps leave the API in `toISOString()` form (src/api/schemas/common.ts); the derivation readers
@@ -10,9 +10,9 @@
 // - Churn participants are rendered per canonical key and category into
 //   `i/aps.churn_participants/<canonical key>/<category>.json`, key [day desc, id asc, event id asc];
 //   the answer is the first 500 rows within [from, to].
-import type { SortKey } from './keys.js';
-import type { ApChurnView, ChurnCounterpartTotal, ChurnParticipant, ChurnSeriesPoint, ChurnTotals } from './schemas/providers.js';
-import { apiTs, DAY_MS } from './time.js';
+import type { SortKey } from '../sort-keys.js';
+import type { ApChurnView, ChurnCounterpartTotal, ChurnParticipant, ChurnSeriesPoint, ChurnTotals } from './schema.js';
+import { apiTs, DAY_MS } from '../time.js';
 
 
 /** A SeatHost-bearing object with `since` re-printed in API form. */

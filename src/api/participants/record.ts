@@ -12,9 +12,9 @@
 // shim answers /v1/participants/{id} with `participant`, and /events and /history from their page
 // (or, beyond that page, from the participant's stored list). Every part is a parsed answer of the
 // oracle, and jsonBody (JSON.stringify) of a JSON.parse'd value gives the same bytes again.
-import { EVENTS_ROUTE, HISTORY_ROUTE } from './participants-shared.js';
-import { exactFilePath } from './paths.js';
-import type { ParticipantView } from './schemas/index.js';
+import { EVENTS_ROUTE, HISTORY_ROUTE } from './plan.js';
+import { exactFilePath } from '../paths.js';
+import type { ParticipantView } from '../schemas/index.js';
 
 /** A first page of a participant's events or history (ParticipantEventPage, ParticipantHistoryPage). */
 export interface RecordPage {

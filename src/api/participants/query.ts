@@ -1,17 +1,17 @@
 // The oracle of the participants family (docs/architecture.md §5, "Correctness oracle"): every answer straight from
 // SQLite — SQL with WHERE / ORDER BY / LIMIT and keyset conditions on the sort key. The composer
 // (src/edge/compose/participants.ts) must give byte-identical answers from the snapshot's files.
-// Shared pure rules (search, envelopes, cursors, meta, the filter_count budget): ../participants-shared.ts.
+// Shared pure rules (search, envelopes, cursors, meta, the filter_count budget): ../participants/plan.ts.
 import type { Db } from '../../db/index.js';
 import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
 import type { ParamsOf } from '../handlers.js';
-import type { SortKey } from '../keys.js';
-import { activeDimensions, classifySearch, EVENTS_ROUTE, filterCountMode, foldName, PageCollector, planList, plannedPostingDimensions, searchTrigrams, WALK_WINDOW, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type ListPlan, type PostingDimension, type RarestTrigram, type Search } from '../participants-shared.js';
+import type { SortKey } from '../sort-keys.js';
+import { activeDimensions, classifySearch, EVENTS_ROUTE, filterCountMode, foldName, PageCollector, planList, plannedPostingDimensions, searchTrigrams, WALK_WINDOW, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type ListPlan, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
 import type { OrderSpec } from '../routes/types.js';
 import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
-import type { Queries, QueryFn } from './types.js';
-import { afterSql, keysetOf, orderBySql } from './keyset.js';
+import type { Queries, QueryFn } from '../query/types.js';
+import { afterSql, keysetOf, orderBySql } from '../query/keyset.js';
 import { apiTs, apiTsOrNull } from '../time.js';
 import { pageBody } from '../page.js';
 

@@ -1,7 +1,7 @@
 // Change events and anomalies (spec "Events and anomalies").
 import { z } from 'zod';
-import { ChartBucket, Count, CursorString, Detector, EventType, Grade, Hostname, JsonObject, Ts, page } from './common.js';
-import { FacetBucket } from './participants.js';
+import { ChartBucket, Count, CursorString, Detector, EventType, Grade, Hostname, JsonObject, Ts, page } from '../schemas/common.js';
+import { FacetBucket } from '../participants/schema.js';
 
 export const AnomalyRef = z.strictObject({ id: z.string().min(1), detector: Detector, grade: Grade });
 

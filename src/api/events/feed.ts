@@ -1,4 +1,4 @@
-// Pure pieces of the event feed and the anomaly list shared by the oracle (src/api/query/events.ts) and
+// Pure pieces of the event feed and the anomaly list shared by the oracle (src/api/events/query.ts) and
 // the shim's composers (src/edge/compose/events.ts). Edge-safe. Rules (docs/api-market-events.md):
 //
 // - Order of both lists: observed_at DESC, id DESC; sort key [observed_at ms, id]; cursors from
@@ -33,11 +33,11 @@
 //   detector|grade|acknowledged (on a host's list also seat|detector|grade|acknowledged) hold no
 //   combination the filters accept (anomalyEntryMayMatch), so every chunk it reads holds a match: at
 //   most `limit` + 2 chunks a page.
-import { encodeCursor } from './cursor.js';
-import type { Direction, SortKey } from './keys.js';
-import { orderDirs, routeOrder } from './routes/request.js';
-import { ROUTES } from './routes/table.js';
-import { DAY_MS, HOUR_MS, WEEK_MS } from './time.js';
+import { encodeCursor } from '../cursor.js';
+import type { Direction, SortKey } from '../sort-keys.js';
+import { orderDirs, routeOrder } from '../routes/request.js';
+import { ROUTES } from '../routes/table.js';
+import { DAY_MS, HOUR_MS, WEEK_MS } from '../time.js';
 
 export const EVENT_ROUTE = 'events.list';
 export const ANOMALY_ROUTE = 'anomalies.list';

@@ -1,19 +1,19 @@
 // The oracle of the network / hosts / incidents / uptime / SML family: answers straight from SQLite
 // (the derivation readers of src/derive/hosts and src/derive/zones, plus keyset SQL for uptime pages).
-// Rules and decisions: docs/api-hosts.md; shared pure pieces: src/api/hosts-shared.ts.
+// Rules and decisions: docs/api-hosts.md; shared pure pieces: src/api/hosts/views.ts.
 import type { Db } from '../../db/index.js';
 import { anomalyCount } from '../../derive/anomalies.js';
 import { hostIncidents, hostsResponse, hostVerdictCounts, hostView, openIncidentCount, phasePercentiles, round3, uptimePct, type HostRole, type IncidentView, type UptimeBucket } from '../../derive/hosts/read.js';
 import { ROLLUP_TABLES, type Resolution } from '../../derive/hosts/rollup.js';
 import type { CursorPosition } from '../cursor.js';
 import { smlResponse } from '../../derive/zones.js';
-import { ALL_LOCATIONS, HOST_INCIDENTS_ROUTE, hostsResponseApi, hostViewApi, incidentApi, INCIDENTS_ROUTE, networkSummary, smlApi, UPTIME_ROUTE } from '../hosts-shared.js';
-import type { SortKey } from '../keys.js';
+import { ALL_LOCATIONS, HOST_INCIDENTS_ROUTE, hostsResponseApi, hostViewApi, incidentApi, INCIDENTS_ROUTE, networkSummary, smlApi, UPTIME_ROUTE } from './views.js';
+import type { SortKey } from '../sort-keys.js';
 import { notFoundOf, ok } from '../result.js';
 import { routeOrder } from '../routes/request.js';
 import { ROUTES } from '../routes/table.js';
-import { afterSql, keysetOf, orderBySql } from './keyset.js';
-import type { Queries, QueryFn } from './types.js';
+import { afterSql, keysetOf, orderBySql } from '../query/keyset.js';
+import type { Queries, QueryFn } from '../query/types.js';
 import { apiTs, HOUR_MS } from '../time.js';
 import { type PageBody, pageBody } from '../page.js';
 

@@ -1,19 +1,19 @@
-// The participants family's pure rules, shared by the oracle (src/api/query/participants.ts, over
+// The participants family's pure rules, shared by the oracle (src/api/participants/query.ts, over
 // SQLite), the renderer and the shim's composer (src/edge/compose/participants.ts, over snapshot files).
 // Edge-safe: no Node imports. One implementation of: the `q` classification (spec "Rules for the
 // participant list" 1–2), item matching, sort keys, page envelopes and cursors, `meta`, and the
 // data-only rule deciding when `meta.filter_count` is exact or null (docs/snapshot-format.md,
 // "Participants").
-import type { CursorPosition } from './cursor.js';
-import { compareKeys, keysAfter, type Direction, type SortKey } from './keys.js';
-import { foldText, LIMIT_DEFAULT } from './params.js';
-import { orderDirs, orderOf, sortKeyOf } from './routes/request.js';
-import { ROUTES } from './routes/table.js';
-import type { OrderSpec } from './routes/types.js';
-import { FILTER_COUNT_CAP, PARTICIPANT_SORTS } from './schemas/constants.js';
-import type { FacetBucket, ListMeta, ParticipantListItem, ParticipantListPage } from './schemas/index.js';
-import { parseParticipantId } from '../feeds/ids.js';
-import { nextCursor } from './page.js';
+import type { CursorPosition } from '../cursor.js';
+import { compareKeys, keysAfter, type Direction, type SortKey } from '../sort-keys.js';
+import { foldText, LIMIT_DEFAULT } from '../params.js';
+import { orderDirs, orderOf, sortKeyOf } from '../routes/request.js';
+import { ROUTES } from '../routes/table.js';
+import type { OrderSpec } from '../routes/types.js';
+import { FILTER_COUNT_CAP, PARTICIPANT_SORTS } from '../schemas/constants.js';
+import type { FacetBucket, ListMeta, ParticipantListItem, ParticipantListPage } from '../schemas/index.js';
+import { parseParticipantId } from '../../feeds/ids.js';
+import { nextCursor } from '../page.js';
 
 export const LIST_ROUTE = 'participants.list';
 export const EVENTS_ROUTE = 'participants.events';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonText } from '../src/api/json.js';
 import { addDays, utcDay } from '../src/api/params.js';
 import { queryOf, runQuery } from '../src/api/query/index.js';
-import { MARKET_QUERIES } from '../src/api/query/market.js';
+import { PROVIDERS_QUERIES } from '../src/api/providers/query.js';
 import { finishResult, paramErrorsOf, type ApiResult } from '../src/api/result.js';
 import { parseRequest } from '../src/api/routes/request.js';
 import { ROUTES, type RouteId } from '../src/api/routes/table.js';
@@ -16,12 +16,12 @@ import { RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
 import type { Db } from '../src/db/index.js';
 import { runDerive } from '../src/derive/index.js';
 import { compose, composerOf } from '../src/edge/compose/index.js';
-import { MARKET_COMPOSERS } from '../src/edge/compose/market.js';
+import { PROVIDERS_COMPOSERS } from '../src/edge/compose/providers.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { jsonBody } from '../src/api/json.js';
 import { RenderContext } from '../src/render/context.js';
 import { RENDERERS } from '../src/render/routes/index.js';
-import { MARKET_RENDERERS } from '../src/render/routes/market.js';
+import { PROVIDERS_RENDERERS } from '../src/render/routes/providers.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
@@ -41,7 +41,7 @@ beforeAll(() => {
   const sink = new DirectorySink(out);
   // Small chunks so that lists span several chunks and index levels on the small demo.
   const ctx = new RenderContext(db, nowMs, sink, { chunkMaxItems: 8, chunkMaxBytes: 2048 }, jsonBody);
-  for (const id of ROUTE_IDS) MARKET_RENDERERS[id]!(ctx);
+  for (const id of ROUTE_IDS) PROVIDERS_RENDERERS[id]!(ctx);
   sink.close();
 });
 
@@ -109,10 +109,10 @@ const col = (sql: string): string[] => db.prepare(sql).pluck().all() as string[]
 describe('providers, aps and seats (exact files)', () => {
   it('every route of the family is registered with its oracle, renderer and composer', () => {
     for (const id of ROUTE_IDS) {
-      expect(queryOf(id)).toBe(MARKET_QUERIES[id]);
-      expect(RENDERERS[id]).toBe(MARKET_RENDERERS[id]);
+      expect(queryOf(id)).toBe(PROVIDERS_QUERIES[id]);
+      expect(RENDERERS[id]).toBe(PROVIDERS_RENDERERS[id]);
       // A route whose every answer is its exact file has no composer.
-      if (id === 'aps.churn' || id === 'aps.churn_participants') expect(composerOf(id)).toBe(MARKET_COMPOSERS[id]);
+      if (id === 'aps.churn' || id === 'aps.churn_participants') expect(composerOf(id)).toBe(PROVIDERS_COMPOSERS[id]);
       else expect(() => composerOf(id)).toThrow();
     }
   });

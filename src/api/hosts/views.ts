@@ -1,5 +1,5 @@
 // Pure pieces of the network / hosts / incidents / uptime / SML family, shared by the oracle
-// (src/api/query/hosts.ts), the renderer (src/render/routes/hosts.ts) and the shim's composers
+// (src/api/hosts/query.ts), the renderer (src/render/routes/hosts.ts) and the shim's composers
 // (src/edge/compose/hosts.ts). Edge-safe: no Node imports (derive types are type-only imports).
 // Rules and decisions: docs/api-hosts.md.
 //
@@ -13,12 +13,12 @@
 //   none before the first check or after a closed last interval (src/derive/hosts/read.ts hostStateAt).
 // - Cursors: nextCursor (src/api/page.ts) with the route's partition (docs/snapshot-format.md).
 // - Uptime list chunks hold compact tuples (compactUptime / expandUptime below).
-import type { Direction, SortKey } from './keys.js';
-import { orderDirs, routeOrder } from './routes/request.js';
-import { ROUTES } from './routes/table.js';
-import type { HostCert, HostNetwork, HostSummary, HostView, HostsResponse, IncidentView, UptimeBucket } from '../derive/hosts/read.js';
-import type { SmlResponse, ZoneIncidentView, ZoneStatusView } from '../derive/zones.js';
-import { apiTs, apiTsOrNull } from './time.js';
+import type { Direction, SortKey } from '../sort-keys.js';
+import { orderDirs, routeOrder } from '../routes/request.js';
+import { ROUTES } from '../routes/table.js';
+import type { HostCert, HostNetwork, HostSummary, HostView, HostsResponse, IncidentView, UptimeBucket } from '../../derive/hosts/read.js';
+import type { SmlResponse, ZoneIncidentView, ZoneStatusView } from '../../derive/zones.js';
+import { apiTs, apiTsOrNull } from '../time.js';
 
 export const HOST_ROUTE = 'hosts.detail';
 export const HOST_INCIDENTS_ROUTE = 'hosts.incidents';
@@ -36,8 +36,6 @@ export const STATE_DIRS: Direction[] = ['desc'];
 /** Published name of the rollup across locations (stored as '' in the uptime tables). */
 export const ALL_LOCATIONS = '__all__';
 
-/** Default page size of the lists (the LIMIT default of src/api/routes/table.ts). */
-export const DEFAULT_LIMIT = 50;
 
 
 export function certApi(c: HostCert): HostCert {

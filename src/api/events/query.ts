@@ -1,5 +1,5 @@
 // The oracle of the event feed and the anomalies: answers straight from SQLite (events, event_hosts,
-// event_seats, anomaly_events; anomaly readers of src/derive/anomalies.ts). Rules: src/api/events-shared.ts.
+// event_seats, anomaly_events; anomaly readers of src/derive/anomalies.ts). Rules: src/api/events/feed.ts.
 import type { Db } from '../../db/index.js';
 import { anomalyList, anomalyView, eventAnomalies, type AnomalyFilters, type AnomalyView } from '../../derive/anomalies.js';
 import {
@@ -17,13 +17,13 @@ import {
   type HourTypeCounts,
   type StoredAnomaly,
   type StoredEvent,
-} from '../events-shared.js';
+} from './feed.js';
 import type { ParamsOf } from '../handlers.js';
 import { notFoundOf, ok } from '../result.js';
 import { routeOrder } from '../routes/request.js';
 import { ROUTES } from '../routes/table.js';
-import { afterSql, keysetOf, orderBySql, reversed } from './keyset.js';
-import type { Queries, QueryFn } from './types.js';
+import { afterSql, keysetOf, orderBySql, reversed } from '../query/keyset.js';
+import type { Queries, QueryFn } from '../query/types.js';
 import { apiTs } from '../time.js';
 
 interface EventRow {
@@ -101,7 +101,7 @@ const cond = (w: Where, extra: string[] = []): string => {
 
 const COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload';
 
-/** Exact per-hour, per-type counts under the non-type filters; null when they degrade (events-shared). */
+/** Exact per-hour, per-type counts under the non-type filters; null when they degrade (src/api/events/feed.ts). */
 function hourCounts(db: Db, params: ParamsOf<'events.list'>): HourTypeCounts | null {
   const w = nonTypeWhere(params);
   const entities = (['participant', 'seat', 'host'] as const).filter((k) => params[k] !== undefined);

@@ -1,6 +1,6 @@
 // Hosts, network, incidents and uptime (spec "Hosts", "Incidents", "Uptime").
 import { z } from 'zod';
-import { Count, Country, Hostname, HostRole, IncidentStatus, Location, Percent, Resolution, Severity, Ts, Verdict, WholeMs, page } from './common.js';
+import { Count, Country, Hostname, HostRole, IncidentStatus, Location, Percent, Resolution, Severity, Ts, Verdict, WholeMs, page } from '../schemas/common.js';
 
 export const HostLatency = z.strictObject({ p50: WholeMs, p95: WholeMs }).describe('latest total latency, whole milliseconds');
 

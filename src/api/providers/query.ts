@@ -3,9 +3,9 @@
 import type { Db } from '../../db/index.js';
 import { apChurn, churnParticipants } from '../../derive/churn.js';
 import { apDetail, apsList, providerDetail, providersList, seatView } from '../../derive/providers/read.js';
-import { withApiSince } from '../market-shared.js';
+import { withApiSince } from './views.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
-import type { Queries, QueryFn } from './types.js';
+import type { Queries, QueryFn } from '../query/types.js';
 import { unpaginatedPage } from '../page.js';
 
 export const providersListQuery: QueryFn<'providers.list'> = (db: Db) => ok(unpaginatedPage(providersList(db)));
@@ -41,7 +41,7 @@ export const seatsDetailQuery: QueryFn<'seats.detail'> = (db, params) => {
   return v === null ? notFoundOf('seat', id) : ok({ ...v, hosts: v.hosts.map(withApiSince) });
 };
 
-export const MARKET_QUERIES = {
+export const PROVIDERS_QUERIES = {
   'providers.list': providersListQuery,
   'providers.detail': providersDetailQuery,
   'aps.list': apsListQuery,
