@@ -36,7 +36,9 @@ function accepted(route: AnyRoute, param: string, params: AnyParams): readonly s
 
 /** Where a bound lies in list order: before the range (the page starts past it) or after it (the page stops). */
 function boundTest(field: KeyFieldSpec, b: BoundSpec, value: unknown): { where: 'start' | 'stop'; past: (k: SortKey) => boolean } {
-  const x = value as string | number;
+  // Bounds are timestamps (ms) or dates (YYYY-MM-DD) after parsing.
+  if (typeof value !== 'number' && typeof value !== 'string') throw new Error(`bound ${b.param} is not a number or a date`);
+  const x = value;
   const cmp = (k: SortKey): number => compareKeys([k[0] ?? null], [x], ['asc']);
   // Along the list the leading field ascends or descends; lower bounds (ge, gt) lie at its start when
   // it ascends, at its end when it descends, and upper bounds (le, lt) the other way round.
@@ -48,13 +50,18 @@ function boundTest(field: KeyFieldSpec, b: BoundSpec, value: unknown): { where: 
   return { where: lower === (field.dir === 'asc') ? 'start' : 'stop', past: outside };
 }
 
+/** The key of the request's cursor (parseRequest checked that it fits the list's order). */
+function cursorKey(params: AnyParams): SortKey | undefined {
+  const c = params.cursor;
+  return typeof c === 'object' && c !== null && 'key' in c && Array.isArray(c.key) ? c.key : undefined;
+}
+
 /** The scan of a request over one of the route's stored lists (without the limit). */
 export function scanOf(route: AnyRoute, params: AnyParams, stored: Pick<StoredList, 'facet' | 'counted'>): Omit<PageRequest, 'limit'> {
   const list = route.list;
   if (!list) throw new Error(`route ${route.id} has no list`);
   const order = routeOrder(route, params);
-  const cursor = params.cursor as { key: SortKey } | undefined; // parseRequest checked it fits this list's order
-  const afterCursor = keysAfter(orderDirs(order), cursor?.key);
+  const afterCursor = keysAfter(orderDirs(order), cursorKey(params));
   const starts: Array<(k: SortKey) => boolean> = [];
   const stops: Array<(k: SortKey) => boolean> = [];
   for (const b of list.bounds) {
