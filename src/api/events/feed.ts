@@ -354,6 +354,10 @@ export class FeedCollector<T> {
 export const ANOMALY_FACETS = ['detector', 'grade', 'acknowledged'] as const;
 export type AnomalyFacet = (typeof ANOMALY_FACETS)[number];
 
+export function isAnomalyFacet(field: string): field is AnomalyFacet {
+  return (ANOMALY_FACETS as readonly string[]).includes(field);
+}
+
 /**
  * The facet counted per index entry of every anomaly list: one value per combination of detector,
  * grade and acknowledgement, `<detector>|<grade>|<acknowledged>` (at most 5 × 2 × 2 = 20 values; 10
@@ -450,11 +454,6 @@ export function anomalyEntryMayMatch(plan: AnomalyPlan, counts: AnomalyEntryCoun
     if (plan.facets.every(([f, v]) => combo[ANOMALY_FACETS.indexOf(f)] === v)) return true;
   }
   return false;
-}
-
-/** Whether a stored anomaly of the plan's source list matches every filter (but `since`). */
-export function anomalyMatch(plan: AnomalyPlan, s: StoredAnomaly): boolean {
-  return plan.facets.every(([f, v]) => anomalyFacetValue(s.a, f) === v) && (plan.seat === undefined || s.s.includes(plan.seat));
 }
 
 /**

@@ -1,11 +1,13 @@
 // Composers of the event feed and the anomalies: answers from snapshot files only. Edge-safe (no Node
 // imports). Layout: src/render/routes/events.ts; rules: src/api/events/feed.ts.
-import { addHourCount, anomalyEntryMayMatch, anomalyMatch, anomalyPage, anomalyPlan, chartBucketFor, eventCursor, eventMeta, eventPartition, eventPlan, FeedCollector, META_SCAN_MAX, NEWEST_FIRST_DIRS, bucketEnd, HISTOGRAM_LISTS, type BucketRow, type ChartBucket, type HourTypeCounts, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
+import { addHourCount, anomalyEntryMayMatch, anomalyFacetValue, isAnomalyFacet, anomalyPlan, chartBucketFor, eventCursor, eventMeta, eventPartition, eventPlan, FeedCollector, META_SCAN_MAX, NEWEST_FIRST_DIRS, bucketEnd, HISTOGRAM_LISTS, type BucketRow, type ChartBucket, type HourTypeCounts, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
 import { EVENT_TYPES } from '../../api/schemas/constants.js';
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
 import { ok, type ApiResult } from '../../api/result.js';
 import type { IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
+import type { ParamsOf } from '../../api/handlers.js';
+import { listComposer, type StoredList } from './scan.js';
 import type { ComposeFn, Composers } from './types.js';
 import { HOUR_MS } from '../../api/time.js';
 
@@ -148,27 +150,27 @@ const composeEvents: ComposeFn<'events.list'> = async (params, src): Promise<Api
   return ok(out);
 };
 
-const composeAnomalies: ComposeFn<'anomalies.list'> = async (params, src): Promise<ApiResult> => {
-  const { cursor, since, limit } = params;
-  const plan = anomalyPlan(params);
-  const list = await src.list('anomalies.list', plan.partition);
-  if (list === null) return ok({ items: [], next_cursor: null });
-  // Every entry whose combined counts hold no combination the filters accept is passed over unread, so
-  // each chunk read holds a match and the `limit` + 1 matches are found within `limit` + 2 chunks.
-  const matches: Array<{ item: StoredAnomaly['a']; key: SortKey }> = [];
-  const skip = (e: IndexEntry): boolean => !anomalyEntryMayMatch(plan, e.counts);
-  for await (const { key, item } of list.scan({ start: keysAfter(NEWEST_FIRST_DIRS, cursor?.key), skip })) {
-    // Keys are [observed_at ms, id]; the chunks hold StoredAnomaly items (src/render/routes/events.ts).
-    if (since !== undefined && (key[0] as number) < since) break;
+/**
+ * Anomaly lists (src/render/routes/events.ts): StoredAnomaly items; the host's list is read for a host
+ * filter, else the seat's, else all (anomalyPlan). Every entry whose combined counts hold no
+ * combination the filters accept is passed over unread, so each chunk read holds a match and the
+ * `limit` + 1 matches are found within `limit` + 2 chunks.
+ */
+const ANOMALIES: StoredList<ParamsOf<'anomalies.list'>> = {
+  facet: (item, _key, facet) => {
     const s = item as StoredAnomaly;
-    if (!anomalyMatch(plan, s)) continue;
-    matches.push({ item: s.a, key });
-    if (matches.length > limit) break;
-  }
-  return ok(anomalyPage(matches, limit));
+    if (isAnomalyFacet(facet)) return anomalyFacetValue(s.a, facet);
+    return facet === 'hosts' ? s.h : s.s;
+  },
+  counted: [],
+  item: (s) => (s as StoredAnomaly).a,
+  skip: (params) => {
+    const plan = anomalyPlan(params);
+    return (e) => !anomalyEntryMayMatch(plan, e.counts);
+  },
 };
 
 export const EVENTS_COMPOSERS = {
   'events.list': composeEvents,
-  'anomalies.list': composeAnomalies,
+  'anomalies.list': listComposer('anomalies.list', ANOMALIES, (params) => ({ routeId: 'anomalies.list', partition: anomalyPlan(params).partition })),
 } satisfies Partial<Composers>;

@@ -24,6 +24,11 @@ export interface StoredList<P = AnyParams> {
   readonly counted: readonly string[];
   /** The published item of a stored one (default: as stored). */
   item?(stored: unknown, key: SortKey, params: P): unknown;
+  /**
+   * Which index entries a request passes over unread, where the index counts more than single facets
+   * (default: an entry whose count of a counted facet's accepted values is zero).
+   */
+  skip?(params: P): ((entry: IndexEntry) => boolean) | undefined;
 }
 
 /** The values a filter accepts, printed as the stored facets hold them; undefined when the filter is not set. */
@@ -57,7 +62,7 @@ function cursorKey(params: AnyParams): SortKey | undefined {
 }
 
 /** The scan of a request over one of the route's stored lists (without the limit). */
-export function scanOf(route: AnyRoute, params: AnyParams, stored: Pick<StoredList, 'facet' | 'counted'>): Omit<PageRequest, 'limit'> {
+export function scanOf<P extends AnyParams>(route: AnyRoute, params: P, stored: StoredList<P>): Omit<PageRequest, 'limit'> {
   const list = route.list;
   if (!list) throw new Error(`route ${route.id} has no list`);
   const order = routeOrder(route, params);
@@ -88,7 +93,11 @@ export function scanOf(route: AnyRoute, params: AnyParams, stored: Pick<StoredLi
               const v = stored.facet(item, k, f.facet);
               return typeof v === 'string' ? f.values.includes(v) : v.some((x) => f.values.includes(x));
             }),
-    skip: counted.length === 0 ? undefined : (e: IndexEntry) => counted.some((f) => f.values.every((v) => facetCount(e.counts, f.facet, v) === 0)),
+    skip: stored.skip
+      ? stored.skip(params)
+      : counted.length === 0
+        ? undefined
+        : (e: IndexEntry) => counted.some((f) => f.values.every((v) => facetCount(e.counts, f.facet, v) === 0)),
   };
 }
 
