@@ -1,24 +1,6 @@
-// Opaque list cursors (docs/architecture.md §5; docs/api.md, "Cursors"). Edge-safe: TextEncoder/TextDecoder only.
-//
-// A cursor is a keyset position, never an offset, so it stays valid when the snapshot is regenerated:
-// it names the list (route id + partition values), the sort key of the item it stands on, the walking
-// direction, and a hint (the snapshot path of the chunk that held the item; only a shortcut — a reader
-// whose hint is stale seeks by the key through the index).
-//
-// Format: base64url without padding of
-//     [version byte 0x01] [UTF-8 JSON array: [route, partition, key, hint, dir]] [CRC-32, 4 bytes little-endian]
-// where dir is "n" (next: walk on in list order, i.e. older for newest-first lists) or "p" (prev: the
-// newer direction; the event feed's prev_cursor). The CRC-32 (IEEE 802.3, the zip/PNG one) covers the
-// version byte and the JSON.
-//
-// Integrity, not secrecy: there is no key, so anyone can mint a cursor — and may, since every keyset
-// position is a legal request. The check rejects damaged or hand-edited cursors with a 400 instead of
-// answering a page for a position nobody asked for. Guarantee: ANY single-character substitution of a
-// cursor is rejected (never decodes to another or the same position). The substituted character changes
-// at most 6 contiguous bits of the byte string (strict base64url decoding rejects characters outside the
-// alphabet and non-zero padding bits, so no substitution is invisible), and CRC-32 detects every error
-// burst of up to 32 bits. Decoding also re-encodes and requires the identical string, so every position
-// has exactly one cursor.
+// Opaque list cursors: keyset positions, never offsets, with an integrity check. Edge-safe
+// (TextEncoder/TextDecoder only). The format, the check and its guarantee (every single-character
+// substitution is rejected; one cursor per position) are stated once in docs/api.md, "Cursors".
 import type { SortKey } from './sort-keys.js';
 
 export type CursorDirection = 'next' | 'prev';

@@ -1,19 +1,6 @@
-// Where each answer lives in the snapshot (docs/snapshot-format.md). Edge-safe: no Node imports.
-//
-// - Exact files: the URL path with each segment encoded, plus `.json`:
-//   `/v1/hosts/smp.example.com/incidents` -> `v1/hosts/smp.example.com/incidents.json`.
-// - List indexes: `i/<route id>/<encoded partition>.json` (mutable); chunks and inner index nodes
-//   `c/<2 hex>/<38 hex>.json` (content-addressed, immutable).
-// - Problem documents: `p/<status>/<name>.json`.
-//
-// Segment encoding: A–Z, a–z, 0–9, `-` and `.` (not leading) are kept; every other UTF-8 byte is
-// written `_` + two lower-case hex digits. So `0208::0123` -> `0208_3a_3a0123`; the encoding is
-// injective and never yields `.`, `..` or a path separator. An encoding longer than SEGMENT_MAX
-// characters is replaced by `~` and the first 32 hex digits of the segment's SHA-256 (`~` is never kept
-// by the encoding, so the two forms cannot meet): a file name stays under the file systems' 255 bytes
-// and a whole path under S3's and R2's 1,024-byte object keys, whatever a participant id (up to 200
-// characters, each up to 4 bytes of UTF-8) or a filter value holds.
-
+// Where each answer lives in the snapshot: exact files and list roots, and
+// the injective encoding of path segments (long ones hashed). Edge-safe. The rules are stated once in
+// docs/snapshot-format.md ("The snapshot format", "Path segments").
 import { sha256Hex } from './sha256.js';
 
 const KEEP = /^[A-Za-z0-9-]$/;

@@ -1,38 +1,7 @@
-// Pure pieces of the event feed and the anomaly list shared by the oracle (src/api/events/query.ts) and
-// the shim's composers (src/edge/compose/events.ts). Edge-safe. Rules (docs/api-market-events.md):
-//
-// - Order of both lists: observed_at DESC, id DESC; sort key [observed_at ms, id]; cursors from
-//   encodeCursor with hint '' (docs/snapshot-format.md "Cursors name keys, not chunks").
-// - The source of an event page (eventPlan): the stored list of the first entity filter (participant,
-//   then seat, then host); without one, the list of the single wanted type, or the whole feed. The
-//   page reads the source's items after the cursor (toward older events, or with `prev_cursor` toward
-//   newer ones, the nearest first) inside [since, until].
-// - Plain pages (every source item matches): the `limit` items after the cursor. `next_cursor` =
-//   next-cursor on the page's last (oldest) item when another source item follows it, else null.
-// - Windowed pages (a residual filter: `type` over an entity list or over the whole feed for two or
-//   more types, or a second entity filter): the page starts at the first candidate after the cursor
-//   (an item of a wanted type; the first item when `type` is not residual) and examines at most
-//   EVENT_WINDOW source items from there (FeedCollector). It may hold fewer than `limit` items; its
-//   continuation cursor then stands on the last item it examined.
-// - `prev_cursor` on a page read toward older events: prev-cursor on its first (newest) item, null on
-//   an empty page. On a page read with `prev_cursor` (toward newer events): prev-cursor on the newest
-//   item of the page, or on the window's last examined item when the window ran out; null on an empty
-//   page whose source ended. Its `next_cursor`: next-cursor on its oldest item when the source holds
-//   an older item at or after `since`.
-// - meta (first page only): total_count = every event of the feed (exact, so total_count_estimated
-//   false); filter_count = matching events (null when no filter — type, host, seat, participant, since,
-//   until — is set); facets.type = per-type counts under the other filters (count > 0, count DESC then
-//   value ASC); chart_bucket from the window (chartBucketFor); chart_data = the non-empty buckets of the
-//   matching events, oldest first.
-// - With two or more of participant/seat/host, the events of the first of them (participant, then seat,
-//   then host) inside [since, until] are counted one by one; above META_SCAN_MAX such events the counts
-//   degrade (filter_count null, facets {}, chart_data []), as the spec allows for filter_count.
-// - Anomaly pages (anomalyPage): the `limit` matches after the cursor, `next_cursor` on the last when
-//   another match follows; always full. The shim reads the stored list of host, else seat, else all
-//   (anomalyPlan) and skips every index entry whose counts of the combined facet
-//   detector|grade|acknowledged (on a host's list also seat|detector|grade|acknowledged) hold no
-//   combination the filters accept (anomalyEntryMayMatch), so every chunk it reads holds a match: at
-//   most `limit` + 2 chunks a page.
+// Pure pieces of the event feed and the anomaly list that the oracle (./query.ts), the renderer
+// (src/render/routes/events.ts) and the shim (src/edge/compose/events.ts) share. Edge-safe. The rules
+// (order, source lists, plain and windowed pages, both cursor directions, meta and its degraded form,
+// anomaly pages) are stated once in docs/api-market-events.md, "Event feed" and "Anomalies".
 import { encodeCursor } from '../cursor.js';
 import type { Direction, SortKey } from '../sort-keys.js';
 import { orderDirs, routeOrder } from '../routes/request.js';

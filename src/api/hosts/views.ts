@@ -1,18 +1,7 @@
-// Pure pieces of the network / hosts / incidents / uptime / SML family, shared by the oracle
-// (src/api/hosts/query.ts), the renderer (src/render/routes/hosts.ts) and the shim's composers
-// (src/edge/compose/hosts.ts). Edge-safe: no Node imports (derive types are type-only imports).
-// Rules and decisions: docs/api-hosts.md.
-//
-// - Timestamps leave the API in `toISOString()` form (src/api/schemas/common.ts: milliseconds always);
-//   the derivation readers print `isoTime` (no `.000`), so their objects are re-printed here.
-// - Incident lists (both routes): started_at DESC, id DESC; key [started_at ms, id].
-// - Uptime lists: one per host and resolution, bucket_start DESC, then location ASC by code point of
-//   the PUBLISHED value (`__all__` included), as the route table declares; key [bucket_start ms,
-//   location]; facet `location` (UPTIME_FACETS).
-// - Host state as of an instant: the state interval [valid_from, valid_to) holding T = min(at, now),
-//   none before the first check or after a closed last interval (src/derive/hosts/read.ts hostStateAt).
-// - Cursors: nextCursor (src/api/page.ts) with the route's partition (docs/snapshot-format.md).
-// - Uptime list chunks hold compact tuples (compactUptime / expandUptime below).
+// Pure pieces of the network / hosts / incidents / uptime / SML family that the oracle (./query.ts),
+// the renderer (src/render/routes/hosts.ts, host-uptime.ts) and the shim (src/edge/compose/hosts.ts)
+// share: the API form of the derive readers' views, the host at an instant, the compact uptime tuple.
+// Edge-safe. The rules and the files are stated once in docs/api-hosts.md.
 import type { Direction, SortKey } from '../sort-keys.js';
 import { orderDirs, routeOrder } from '../routes/request.js';
 import { ROUTES } from '../routes/table.js';

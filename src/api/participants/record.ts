@@ -1,17 +1,7 @@
-// A participant's record: the one snapshot object of a participant (docs/snapshot-format.md
-// "Participants"), written by the renderer (src/render/routes/participants.ts) and read by the shim
-// (src/edge/compose/participants.ts) and `verify`. Edge-safe: no Node imports.
-//
-// Path: `v1/participants/<id>.json` (exactFilePath of the detail's URL path). Body, one JSON object:
-//
-//   {"participant": ParticipantView, "history": ParticipantHistoryPage | null, "events": ParticipantEventPage | null}
-//
-// `history` and `events` are the first pages at default parameters (`limit` 50, no cursor), exactly as
-// the oracle answers them, or null when the list is empty (the oracle's answer is then the empty page
-// `{"items":[],"next_cursor":null}` for any limit and valid cursor). The record is not an answer: the
-// shim answers /v1/participants/{id} with `participant`, and /events and /history from their page
-// (or, beyond that page, from the participant's stored list). Every part is a parsed answer of the
-// oracle, and jsonBody (JSON.stringify) of a JSON.parse'd value gives the same bytes again.
+// A participant's record, its one object in the snapshot: the detail and the first pages of its events
+// and history. Written by src/render/routes/participants.ts, read by src/edge/compose/participants.ts
+// and `verify`. Edge-safe. The path, the body and how the shim answers from it are stated once in
+// docs/snapshot-format.md, "Participants".
 import { EVENTS_ROUTE, HISTORY_ROUTE } from './plan.js';
 import { exactFilePath } from '../paths.js';
 import type { ParticipantView } from '../schemas/index.js';

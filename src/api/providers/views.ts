@@ -1,15 +1,7 @@
-// Pure pieces of the providers / access points / seats / churn family shared by the oracle
-// (src/api/providers/query.ts) and the shim's composers (src/edge/compose/providers.ts). Edge-safe.
-//
-// Decisions (docs/api-market-events.md):
-// - Timestamps leave the API in `toISOString()` form (src/api/schemas/common.ts); the derivation readers
-//   print `isoTime` (no `.000`), so SeatHost.since is re-printed here.
-// - Churn is composed from per-day rows of the identity (one row per UTC day with churn; counterparts
-//   per day with their current name), rendered into list `i/aps.churn/<canonical key>.json`; the
-//   series holds every day of [from, to], zero days included, oldest first.
-// - Churn participants are rendered per canonical key and category into
-//   `i/aps.churn_participants/<canonical key>/<category>.json`, key [day desc, id asc, event id asc];
-//   the answer is the first 500 rows within [from, to].
+// Pure pieces of the providers / access points / seats / churn family that the oracle (./query.ts), the
+// renderer (src/render/routes/providers.ts) and the shim (src/edge/compose/providers.ts) share: the
+// API form of seat hosts, the churn day rows and their series, the churn participant rows. Edge-safe.
+// The files and rules are stated once in docs/api-market-events.md, "Churn".
 import type { SortKey } from '../sort-keys.js';
 import type { ApChurnView, ChurnCounterpartTotal, ChurnParticipant, ChurnSeriesPoint, ChurnTotals } from './schema.js';
 import { apiTs, DAY_MS } from '../time.js';

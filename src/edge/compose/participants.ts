@@ -1,16 +1,6 @@
 // The shim's participants family: the same answers as the oracle (src/api/participants/query.ts), from
-// snapshot files only (docs/snapshot-format.md "Participants"). Edge-safe: no Node imports, no DB.
-//
-// Reads per request:
-// - detail: the participant's record (src/api/participants/record.ts), one file; unknown: 404;
-// - events / history: the record (one file, 404 without it); a null page is the empty page; an answer
-//   lying within the record's first page (the whole list when its next_cursor is null, else at least
-//   `limit` items after the cursor) is paged from it; any other, the participant's stored list (root,
-//   index nodes, chunks). A snapshot built before the record is read as before (legacy below);
-// - stats, and the list at default parameters: one exact file (read before any composer: ./index.ts);
-// - the list: see composeList below (candidate sets of at most SMALL_SET_MAX items are read whole
-//   and paged in memory; otherwise a window of WALK_WINDOW items of one source list in the order:
-//   the main list, or in the default order a single-valued posting list or the rarest trigram's list).
+// snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
+// the list's candidate sets and windows) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
 import { acceptedValues, activeDimensions, classifySearch, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, filterCountMode, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';

@@ -1,17 +1,7 @@
-// Renders the event feed and the anomalies (rules: src/api/events/feed.ts):
-// - exact files: /v1/events and /v1/anomalies at default parameters (the oracle's first pages, meta
-//   included), /v1/anomalies/{id} for every anomaly;
-// - `events.list` lists (items StoredEvent, key [observed_at ms, id] newest first, facet `type` counted
-//   per chunk) for the partitions `all`, `type/<type>`, `host/<hostname>`, `seat/<seat id>`,
-//   `participant/<id>`; chunks of at least EVENT_CHUNK_MIN_ITEMS events. Partitions other than type
-//   and participant partitions also get histogram lists `events.list.hours`, `…days`, `…weeks`
-//   (BucketRow: bucket start, counts per type in the bucket and older than it; newest first), from
-//   which the shim computes meta with a bounded read;
-// - `anomalies.list` lists (items StoredAnomaly) for `all`, `host/<hostname>`, `seat/<seat id>`; each
-//   index entry counts detector, grade and acknowledged, the combined facet detector|grade|acknowledged
-//   and, on a host's list, seat|detector|grade|acknowledged (anomalyFacetFields), so that a page under
-//   any filters reads only chunks holding a match.
-// Streaming: each partition family is one ordered statement; per-event lookups go through indexes.
+// Renders the event feed and the anomalies: the exact files at default parameters, every anomaly's
+// file, the events lists per partition with their histogram lists, and the anomaly lists with their
+// counted facets. The layout is stated once in docs/api-market-events.md ("Event feed", snapshot
+// layout; "Anomalies"). Streaming: each partition family is one ordered statement.
 import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent } from '../../api/events/query.js';

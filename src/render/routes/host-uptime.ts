@@ -1,30 +1,8 @@
-// The uptime lists of `/v1/hosts/{h}/uptime` (docs/snapshot-format.md, "Uptime"): per host one list
-// per resolution, newest bucket first, chunked from its end with the open buckets in the root's head;
-// and the exact first page.
-//
-// Every list is kept from build to build (a render unit of its own, src/render/state.ts). An
-// incremental build reads from the database only the newest buckets of each list and takes the rest
-// from the previous build's files (docs/incremental.md, "Uptime"):
-//
-// - The change set (src/derive/changes.ts) gives, per host and resolution, the oldest bucket_start that
-//   derive wrote since the previous build. Every older bucket row is as the previous build read it, so
-//   its item is as the previous build wrote it: the buckets from the bound on (the oldest changed one,
-//   and never later than the buckets open at either clock) are read from the database, the older items
-//   are taken from the previous root's head and the chunks they lie in.
-// - Most chunks are kept without being read. A list is chunked from its end (ListWriter with a head,
-//   src/render/lists.ts), so a boundary depends only on the items behind it: scanning from the end, the
-//   chunking state starts afresh at each boundary. A boundary at the start of an old chunk was set by
-//   that chunk's first item (content) or by the item before it (the budget). So when that item before
-//   it and every item behind it are unchanged and not open (in the head) at the new clock, a full write
-//   finds the same boundary there and the same chunks behind it: those chunks are kept, and the items
-//   before them are chunked as a list that ends there. The first entry of a root may be the chunk the
-//   head rule cut from the front (not a boundary of the scan): the newest boundary kept is the start of
-//   the second entry or an older one.
-// - A list is written from every bucket otherwise: a new host, a list not kept, a role changed (every
-//   item holds it), a previous build that did not finish, a clock that went back or moved on more than
-//   a day, a root or chunk that cannot be read as expected. Lists of hosts no longer known are dropped.
-//
-// Either way the files are those of a full write (test/incremental.test.ts, test/uptime-incremental.test.ts).
+// The uptime lists of `/v1/hosts/{h}/uptime` (one per host and resolution, newest bucket first,
+// chunked from its end with the open buckets in the root's head) and the exact first page. An
+// incremental build reads only the newest buckets and keeps the chunks behind them unread; when it
+// does, and when a list is written in full instead, is stated once in docs/incremental.md, "Uptime".
+// Either way the files are those of a full write (test/uptime-incremental.test.ts).
 import type { Statement } from 'better-sqlite3';
 import { UPTIME_DIRS, UPTIME_FACETS, UPTIME_ROUTE, compactUptime, type UptimeTuple } from '../../api/hosts/views.js';
 import type { SortKey } from '../../api/sort-keys.js';

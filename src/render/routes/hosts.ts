@@ -1,15 +1,7 @@
-// Renders the network / hosts / incidents / uptime / SML family (docs/api-hosts.md):
-// - exact files: /v1/network, /v1/hosts, /v1/sml, and per known host /v1/hosts/{h},
-//   /v1/hosts/{h}/incidents and /v1/hosts/{h}/uptime at default parameters, /v1/incidents; every body
-//   is the oracle's answer (src/api/hosts/query.ts);
-// - lists: per host its state intervals (`hosts.detail`, for `at`), its incidents (`hosts.incidents`,
-//   facet status), its uptime buckets per resolution (`hosts.uptime` [h, res]: compact tuples, facet
-//   location counted per index entry, the open buckets in the root's head: docs/snapshot-format.md,
-//   "Uptime"; src/render/routes/host-uptime.ts, which an incremental build patches), and all incidents
-//   (`incidents.list`, facet status; the `host` filter reads the host's own list). Every known host gets its lists, empty ones included: a missing list root means an
-//   unknown host (404).
-// Streaming: one host at a time, rows iterated from SQLite statements (an uptime list, which has a head,
-// is held until it is finished: ~15,000 buckets at 90 days, or its newest buckets when patched).
+// Renders the network / hosts / incidents / uptime / SML family: the exact files at default
+// parameters (the oracle's answers) and, per known host, its lists (empty ones included: a missing
+// list root means an unknown host). The files are stated once in docs/api-hosts.md, "Files".
+// Streaming: one host at a time; the uptime lists are written by ./host-uptime.ts.
 import { HOST_INCIDENTS_ROUTE, HOST_ROUTE, INCIDENT_DIRS, INCIDENTS_ROUTE, STATE_DIRS, certApiOrNull, incidentApi, type HostStateItem } from '../../api/hosts/views.js';
 import type { ParamsOf } from '../../api/handlers.js';
 import { HOSTS_QUERIES } from '../../api/hosts/query.js';

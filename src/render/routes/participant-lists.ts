@@ -1,15 +1,7 @@
-// The lists of `/v1/participants` (docs/snapshot-format.md "Participants"): the six main orders (list
-// totals of country, scheme, registered, provenance in the root), posting lists per country / scheme /
-// smp / ap value and one per name trigram in the default order, and the identifier index
-// ([value, id]); chunks of at least LIST_CHUNK_MIN_ITEMS items. Plus the list's first page at default
-// parameters (an exact file, every build).
-//
-// Every list is kept from build to build (a render unit of its own, src/render/state.ts). A full build
-// writes them all, streaming (nothing participant-sized in memory). An incremental build patches them
-// in place (docs/incremental.md "Lists patched in place"): for each participant the change set names,
-// its item as the previous build stored it (read from the identifier index) and as it is now give the
-// keys to remove and the items to put in each list it was or is in; src/render/list-patch.ts rewrites
-// only the chunks around those keys.
+// The lists of `/v1/participants`: the six main orders, the posting lists, the trigram lists and the
+// identifier index, and the first page at default parameters. A full build writes them streaming; an
+// incremental build patches them in place around the participants the change set names. Stated once
+// in docs/snapshot-format.md ("Participants") and docs/incremental.md ("Lists patched in place").
 import type { Direction, SortKey } from '../../api/sort-keys.js';
 import { compareKeys } from '../../api/sort-keys.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
