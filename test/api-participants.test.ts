@@ -20,8 +20,9 @@ import type { CursorPosition } from '../src/api/cursor.js';
 import type { Db } from '../src/db/index.js';
 import { runDerive } from '../src/derive/index.js';
 import { compose } from '../src/edge/compose/index.js';
-import { pageFromStoredList } from '../src/edge/compose/participants.js';
-import { Source } from '../src/edge/compose/source.js';
+import { pageOf } from '../src/edge/compose/scan.js';
+import { ListReader } from '../src/edge/list-reader.js';
+import { listRootPath } from '../src/api/paths.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { RenderContext } from '../src/render/context.js';
 import { participantRenderers } from '../src/render/routes/participants.js';
@@ -501,7 +502,10 @@ describe('participants.detail, events, history', () => {
           let cursor: CursorPosition | undefined;
           for (;;) {
             const oracle = runQuery(route, db, { id, limit, cursor }, nowMs);
-            const page = await pageFromStoredList(new Source(read, nowMs), route, id, cursor, limit);
+            // The stored list alone (the record's first page not consulted), paged by the route's descriptor.
+            const list = await ListReader.open(read, listRootPath(route, [id]));
+            const paged = await pageOf(ROUTES[route], { id, limit, cursor }, list!, { facet: () => [], counted: [] });
+            const page = (paged.status === 200 ? paged.body : null) as { next_cursor: string | null };
             expect(oracle.status).toBe(200);
             expect(jsonText(page)).toBe(jsonText(oracle.status === 200 ? oracle.body : null));
             if (page.next_cursor === null) break;

@@ -14,6 +14,13 @@ export const ANOMALY_ROUTE = 'anomalies.list';
 export const NEWEST_FIRST_DIRS: Direction[] = orderDirs(routeOrder(ROUTES[EVENT_ROUTE]));
 export type FeedKey = [number, string];
 
+/** A feed key of a parsed cursor (parseRequest accepted it: its key fits the order [observed_at ms, id]). */
+export function feedKey(k: SortKey): FeedKey {
+  const [t, id] = k;
+  if (typeof t !== 'number' || typeof id !== 'string') throw new Error(`not a feed key: ${JSON.stringify(k)}`);
+  return [t, id];
+}
+
 /**
  * Most partition events counted one by one for meta under two or more entity filters: about two
  * chunks of events (EVENT_CHUNK_MIN_ITEMS), so that a first page stays within a bounded read.

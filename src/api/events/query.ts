@@ -13,6 +13,7 @@ import {
   FeedCollector,
   META_SCAN_MAX,
   type EventPlan,
+  feedKey,
   type FeedKey,
   type HourTypeCounts,
   type StoredAnomaly,
@@ -186,12 +187,12 @@ export const eventsListQuery: QueryFn<'events.list'> = (db, params, nowMs) => {
   const plan = eventPlan({ types, host: params.host, seat: params.seat, participant: params.participant });
   const dir = prev ? 'newer' : 'older';
   const collector = new FeedCollector<EventRow>(limit, plan.windowed, dir);
-  // parseRequest accepts a cursor only when its key fits the route's order (observed_at ms, id): a FeedKey.
-  for (const r of pageRows(db, plan, params, dir, (prev ?? cursor)?.key as FeedKey | undefined, limit)) {
+  const from = prev ?? cursor;
+  for (const r of pageRows(db, plan, params, dir, from === undefined ? undefined : feedKey(from.key), limit)) {
     if (!collector.offer(r, [r.observed_at, r.id], r.cand === 1, r.m === 1)) break;
   }
   // Toward newer events, next_cursor needs an older event of the source at or after since.
-  const oldest = collector.oldestKey as FeedKey | null;
+  const oldest = collector.oldestKey;
   const src = sourceWhere(plan, { since: params.since });
   const older = dir === 'newer' && oldest !== null ? afterSql(OLDER_FIRST, oldest) : null;
   const olderFollows = older !== null && db.prepare(`SELECT 1 FROM events e ${cond(src, [older.sql])} LIMIT 1`).get(...src.args, ...older.args) !== undefined;
@@ -234,8 +235,7 @@ export const anomaliesListQuery: QueryFn<'anomalies.list'> = (db, params) => {
   const cursor = params.cursor;
   // Every filter in SQL, whatever list the shim reads: the `limit` + 1 nearest matches after the cursor.
   const matches: Array<{ item: StoredAnomaly['a']; key: FeedKey }> = [];
-  // parseRequest accepts a cursor only when its key fits the route's order (observed_at ms, id): a FeedKey.
-  for (const { item, key } of anomalyList(db, filters, cursor ? (cursor.key as FeedKey) : undefined)) {
+  for (const { item, key } of anomalyList(db, filters, cursor ? feedKey(cursor.key) : undefined)) {
     matches.push({ item: apiAnomaly(item), key });
     if (matches.length > limit) break;
   }

@@ -45,12 +45,19 @@ export interface IncidentRequest {
   limit: number;
 }
 
+/** The keyset position of an incident cursor (parseRequest accepted it: its key fits [started_at ms, id]). */
+function incidentAfter(k: SortKey): { started_at: number; id: number } {
+  const [started_at, id] = k;
+  if (typeof started_at !== 'number' || typeof id !== 'number') throw new Error(`not an incident key: ${JSON.stringify(k)}`);
+  return { started_at, id };
+}
+
 /** One page of host incidents, newest first, from the derivation's keyset reader. */
 export function incidentPage(db: Db, route: string, partition: readonly string[], q: IncidentRequest): PageBody<IncidentView> {
   const items: IncidentView[] = [];
   const keys: SortKey[] = [];
   let more = false;
-  const after = q.after === undefined ? null : { started_at: q.after[0] as number, id: q.after[1] as number };
+  const after = q.after === undefined ? null : incidentAfter(q.after);
   for (const { item, key } of hostIncidents(db, { host: q.host ?? null, status: q.status ?? null, sinceMs: q.sinceMs ?? null, after })) {
     if (items.length === q.limit) {
       more = true;

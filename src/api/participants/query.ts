@@ -6,7 +6,7 @@ import type { Db } from '../../db/index.js';
 import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
 import type { ParamsOf } from '../handlers.js';
 import type { SortKey } from '../sort-keys.js';
-import { activeDimensions, classifySearch, EVENTS_ROUTE, filterCountMode, foldName, PageCollector, planList, plannedPostingDimensions, searchTrigrams, WALK_WINDOW, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type ListPlan, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
+import { acceptedValues, activeDimensions, classifySearch, EVENTS_ROUTE, filterCountMode, foldName, PageCollector, planList, plannedPostingDimensions, searchTrigrams, WALK_WINDOW, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type ListPlan, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
 import type { OrderSpec } from '../routes/types.js';
 import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
@@ -111,7 +111,7 @@ function filterSql(db: Db, p: ListParams, search: Search | null): { conds: strin
       conds.push('provenance = ?');
       args.push(p.provenance);
     } else {
-      const vals = p[d] as readonly string[];
+      const vals = acceptedValues(p, d);
       conds.push(`${col} IN (${vals.map(() => '?').join(', ')})`);
       args.push(...vals);
     }
@@ -152,7 +152,7 @@ function rarestTrigram(db: Db, search: Search | null): RarestTrigram | null {
 function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
   const out = new Map<PostingDimension, number>();
   for (const d of plannedPostingDimensions(p)) {
-    const vals = p[d] as readonly string[];
+    const vals = acceptedValues(p, d);
     const n = db.prepare(`SELECT count(*) FROM participant_list WHERE ${DIM_COLUMN[d]} IN (${vals.map(() => '?').join(', ')})`).pluck().get(...vals) as number;
     out.set(d, n);
   }

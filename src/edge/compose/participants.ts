@@ -3,17 +3,15 @@
 // the list's candidate sets and windows) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
 import { acceptedValues, activeDimensions, classifySearch, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, filterCountMode, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
-import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
-import { orderDirs, routeOrder, sortKeyOf } from '../../api/routes/request.js';
-import { ROUTES } from '../../api/routes/table.js';
+import { notFoundOf, ok } from '../../api/result.js';
+import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
-import type { CursorPosition } from '../../api/cursor.js';
 import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../../api/schemas/index.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { Source } from './source.js';
+import { listComposer, type StoredList } from './scan.js';
 import type { ComposeFn, Composers } from './types.js';
-import { pageBody } from '../../api/page.js';
 
 // ---------------------------------------------------------------------------------------------
 // Single resources
@@ -40,47 +38,20 @@ const composeDetail: ComposeFn<'participants.detail'> = async ({ id }, src) => {
 // ---------------------------------------------------------------------------------------------
 // A participant's events and history
 
-/** The page after `cursor` from a participant's stored list (used when the list exceeds one default page). */
-export async function pageFromStoredList(
-  src: Source,
-  route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE,
-  id: string,
-  cursor: CursorPosition | undefined,
-  limit: number,
-): Promise<RecordPage> {
-  const list = await src.list(route, [id]);
-  if (list === null) throw new SnapshotFormatError(`missing list ${route} of ${id}`);
-  const pg = await composePage(list, { start: keysAfter(list.root.dirs, cursor?.key), limit });
-  return pageBody(route, [id], pg.items as Array<Record<string, unknown>>, pg.keys, pg.more);
-}
-
-/** The parameters both per-participant lists take. */
-interface PerParticipantParams {
-  id: string;
-  limit: number;
-  cursor?: CursorPosition;
-}
-
-function perParticipant(route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE): (params: PerParticipantParams, src: Source) => Promise<ApiResult> {
-  const order = routeOrder(ROUTES[route]);
-  const dirs = orderDirs(order);
+/**
+ * A participant's events and history: stored as published; the first page at default parameters is
+ * in the participant's record (src/api/participants/record.ts), so most requests read that one file.
+ */
+function perParticipant(route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE): StoredList<{ id: string }> {
   const member = RECORD_PAGE[route];
-  return async ({ id, limit, cursor }, src) => {
-    const r = await recordOf(src, id);
-    if (r === null) return notFoundOf('participant', id);
-    // The first page at default parameters; null: the list is empty, the empty page for any limit and cursor.
-    const first = r.legacy ? await src.exact<RecordPage>(['v1', 'participants', id, member]) : r.record[member];
-    if (first === null) return ok(pageBody(route, [id], [], [], false));
-    // The first page is the list's first items: those after the cursor in it begin the answer. It
-    // answers alone when it holds the whole list, or `limit` of them (then more follow).
-    const whole = first.next_cursor === null;
-    const afterCursor = keysAfter(dirs, cursor?.key);
-    const rest = first.items.map((item) => ({ item, key: sortKeyOf(order, item) })).filter((e) => afterCursor(e.key));
-    if (whole || rest.length >= limit) {
-      const pageItems = rest.slice(0, limit);
-      return ok(pageBody(route, [id], pageItems.map((e) => e.item), pageItems.map((e) => e.key), rest.length > limit || !whole));
-    }
-    return ok(await pageFromStoredList(src, route, id, cursor, limit));
+  return {
+    facet: () => [],
+    counted: [],
+    firstPage: async ({ id }, src) => {
+      const r = await recordOf(src, id);
+      if (r === null) return undefined;
+      return r.legacy ? await src.exact<RecordPage>(['v1', 'participants', id, member]) : r.record[member];
+    },
   };
 }
 
@@ -187,6 +158,6 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
 export const PARTICIPANT_COMPOSERS = {
   [LIST_ROUTE]: composeList,
   [DETAIL_ROUTE]: composeDetail,
-  [EVENTS_ROUTE]: perParticipant(EVENTS_ROUTE),
-  [HISTORY_ROUTE]: perParticipant(HISTORY_ROUTE),
+  [EVENTS_ROUTE]: listComposer(EVENTS_ROUTE, perParticipant(EVENTS_ROUTE)),
+  [HISTORY_ROUTE]: listComposer(HISTORY_ROUTE, perParticipant(HISTORY_ROUTE)),
 } satisfies Partial<Composers>;

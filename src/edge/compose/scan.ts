@@ -7,12 +7,13 @@
 // its stored items read (StoredList) and, where it has one, which list a request reads.
 import type { AnyParams, ComposedRouteId, ParamsOf } from '../../api/handlers.js';
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
-import { pageBody, unpaginatedPage } from '../../api/page.js';
+import { pageBody, unpaginatedPage, type PageBody } from '../../api/page.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
-import { listPartition, orderDirs, routeOrder } from '../../api/routes/request.js';
+import { listPartition, orderDirs, routeOrder, sortKeyOf } from '../../api/routes/request.js';
 import type { AnyRoute, BoundSpec, KeyFieldSpec } from '../../api/routes/types.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
-import { composePage, type ListReader, type PageRequest } from '../list-reader.js';
+import { composePage, SnapshotFormatError, type ListReader, type PageRequest } from '../list-reader.js';
+import type { Source } from './source.js';
 import { ROUTES } from '../../api/routes/table.js';
 import type { ComposeFn } from './types.js';
 
@@ -29,6 +30,13 @@ export interface StoredList<P = AnyParams> {
    * (default: an entry whose count of a counted facet's accepted values is zero).
    */
   skip?(params: P): ((entry: IndexEntry) => boolean) | undefined;
+  /**
+   * The list's first page at default parameters where the snapshot holds it in another file (a
+   * participant's record): undefined when the resource is unknown (the route's 404), null when the
+   * list is empty. A request without filters or bounds whose answer lies within it is paged from it,
+   * without reading the list.
+   */
+  firstPage?(params: P, src: Source): Promise<PageBody<Readonly<Record<string, unknown>>> | null | undefined>;
 }
 
 /** The values a filter accepts, printed as the stored facets hold them; undefined when the filter is not set. */
@@ -135,11 +143,40 @@ export function listComposer<I extends ComposedRouteId>(
   source?: (params: ParamsOf<I>) => { routeId: string; partition: readonly string[] },
 ): ComposeFn<I> {
   const route: AnyRoute = ROUTES[id];
+  const empty = (params: AnyParams): ApiResult => ok(route.list!.pagination === 'cursor' ? pageBody(route.id, listPartition(route, params), [], [], false) : unpaginatedPage([]));
   return async (params, src) => {
+    let known = false;
+    if (stored.firstPage) {
+      const first = await stored.firstPage(params, src);
+      if (first === undefined) return notFoundOfRoute(route, params);
+      if (first === null) return empty(params);
+      const answer = fromFirstPage(route, params, first);
+      if (answer !== null) return ok(answer);
+      known = true;
+    }
     const from = source?.(params) ?? { routeId: route.id, partition: listPartition(route, params) };
     const list = await src.list(from.routeId, from.partition);
     if (list !== null) return pageOf(route, params, list, stored);
+    if (known) throw new SnapshotFormatError(`missing list ${from.routeId} ${from.partition.join('/')}: its first page says more items follow`);
     if (route.notFound !== undefined && route.notFound.length > 0) return notFoundOfRoute(route, params);
-    return ok(route.list!.pagination === 'cursor' ? pageBody(route.id, listPartition(route, params), [], [], false) : unpaginatedPage([]));
+    return empty(params);
   };
+}
+
+/**
+ * The page of a request without filters or bounds from the list's first page: the items after the
+ * cursor in it begin the answer, which it holds when it holds the whole list or `limit` of them (then
+ * more follow); null otherwise.
+ */
+function fromFirstPage(route: AnyRoute, params: AnyParams, first: PageBody<Readonly<Record<string, unknown>>>): PageBody<unknown> | null {
+  const spec = route.list!;
+  if (spec.filters.some((f) => params[f.param] !== undefined) || spec.bounds.some((b) => params[b.param] !== undefined)) return null;
+  const order = routeOrder(route, params);
+  const afterCursor = keysAfter(orderDirs(order), cursorKey(params));
+  const rest = first.items.map((item) => ({ item, key: sortKeyOf(order, item) })).filter((e) => afterCursor(e.key));
+  const whole = first.next_cursor === null;
+  const limit = Number(params.limit);
+  if (!whole && rest.length < limit) return null;
+  const page = rest.slice(0, limit);
+  return pageBody(route.id, listPartition(route, params), page.map((e) => e.item), page.map((e) => e.key), rest.length > limit || !whole);
 }
