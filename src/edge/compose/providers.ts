@@ -5,11 +5,9 @@
 import { compareKeys } from '../../api/sort-keys.js';
 import { CHURN_DAY_DIRS, churnViewFromDays, type ChurnDayRow, type ChurnParticipantRow } from '../../api/providers/views.js';
 import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
-import { ROUTES } from '../../api/routes/table.js';
-import { pageOf, type StoredList } from './scan.js';
+import { listComposer, type StoredList } from './scan.js';
 import type { Source } from './source.js';
 import type { ComposeFn, Composers } from './types.js';
-import { unpaginatedPage } from '../../api/page.js';
 
 /** The canonical key and name of an AP key (stale keys resolve), from the aps.detail exact file. */
 async function apIdentity(src: Source, key: string): Promise<{ key: string; name: string } | null> {
@@ -35,15 +33,11 @@ const composeChurn: ComposeFn<'aps.churn'> = async ({ key, from, to }, src): Pro
 /** Churn participant rows: the API item plus the event id that breaks ties in the stored key. */
 const CHURN_PARTICIPANTS: StoredList = { facet: () => [], counted: [], item: (row) => (row as ChurnParticipantRow).p };
 
-const composeChurnParticipants: ComposeFn<'aps.churn_participants'> = async (params, src): Promise<ApiResult> => {
-  // A stale key reads the list of the identity it resolves to.
-  const id = await apIdentity(src, params.key);
-  if (id === null) return notFoundOf('access-point', params.key);
-  const list = await src.list('aps.churn_participants', [id.key, params.category]);
-  return list === null ? ok(unpaginatedPage([])) : pageOf(ROUTES['aps.churn_participants'], params, list, CHURN_PARTICIPANTS);
-};
-
 export const PROVIDERS_COMPOSERS = {
   'aps.churn': composeChurn,
-  'aps.churn_participants': composeChurnParticipants,
+  // A stale key reads the list of the identity it resolves to; an unknown key is a 404.
+  'aps.churn_participants': listComposer('aps.churn_participants', CHURN_PARTICIPANTS, async ({ key, category }, src) => {
+    const id = await apIdentity(src, key);
+    return id === null ? null : { routeId: 'aps.churn_participants', partition: [id.key, category] };
+  }),
 } satisfies Partial<Composers>;

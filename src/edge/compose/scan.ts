@@ -132,15 +132,22 @@ export async function pageOf<P extends AnyParams>(route: AnyRoute, params: P, li
   return ok(paged ? pageBody(route.id, listPartition(route, params), items, page.keys, page.more) : unpaginatedPage(items));
 }
 
+/** The stored list a request reads: a route id and partition values. */
+export interface ListSource {
+  routeId: string;
+  partition: readonly string[];
+}
+
 /**
  * The composer of a list route whose pages need no planning of their own: the stored list of the
- * request's partition (`source` may name another), paged by its descriptor. A missing list is the
- * route's 404 when it has one (an unknown resource), else the empty page.
+ * request's partition, paged by its descriptor. `source` may name another list (null: the resource
+ * is unknown, the route's 404); then a missing list is the empty page. Without `source` a missing list
+ * is the route's 404 when it has one (an unknown resource), else the empty page.
  */
 export function listComposer<I extends ComposedRouteId>(
   id: I,
   stored: StoredList<ParamsOf<I>>,
-  source?: (params: ParamsOf<I>) => { routeId: string; partition: readonly string[] },
+  source?: (params: ParamsOf<I>, src: Source) => ListSource | null | Promise<ListSource | null>,
 ): ComposeFn<I> {
   const route: AnyRoute = ROUTES[id];
   const empty = (params: AnyParams): ApiResult => ok(route.list!.pagination === 'cursor' ? pageBody(route.id, listPartition(route, params), [], [], false) : unpaginatedPage([]));
@@ -154,11 +161,13 @@ export function listComposer<I extends ComposedRouteId>(
       if (answer !== null) return ok(answer);
       known = true;
     }
-    const from = source?.(params) ?? { routeId: route.id, partition: listPartition(route, params) };
+    const named = source === undefined ? undefined : await source(params, src);
+    if (named === null) return notFoundOfRoute(route, params);
+    const from = named ?? { routeId: route.id, partition: listPartition(route, params) };
     const list = await src.list(from.routeId, from.partition);
     if (list !== null) return pageOf(route, params, list, stored);
     if (known) throw new SnapshotFormatError(`missing list ${from.routeId} ${from.partition.join('/')}: its first page says more items follow`);
-    if (route.notFound !== undefined && route.notFound.length > 0) return notFoundOfRoute(route, params);
+    if (named === undefined && route.notFound !== undefined && route.notFound.length > 0) return notFoundOfRoute(route, params);
     return empty(params);
   };
 }
