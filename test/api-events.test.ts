@@ -396,7 +396,7 @@ describe('event pages read at most three chunks (first pages: meta adds at most 
             expect(jsonText(finished(composed, '/')), target).toBe(jsonText(finished(runQuery('events.list', db, params, nowMs), '/')));
             const kind = cursor === null ? 'first' : 'page';
             // A first page adds meta: at most one events chunk at each of since and until and two
-            // histogram chunks (docs/api-market-events.md "Cost").
+            // histogram chunks (docs/api-providers-events.md "Cost").
             expect(stats.chunks, target).toBeLessThanOrEqual(kind === 'page' ? 3 : 7);
             expect(stats.bytes, target).toBeLessThanOrEqual(256 * 1024);
             if (stats.chunks > worst[kind].chunks || (stats.chunks === worst[kind].chunks && stats.bytes > worst[kind].bytes)) worst[kind] = { chunks: stats.chunks, bytes: stats.bytes, target };

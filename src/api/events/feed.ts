@@ -1,7 +1,7 @@
 // Pure pieces of the event feed and the anomaly list that the oracle (./query.ts), the renderer
 // (src/render/routes/events.ts) and the shim (src/edge/compose/events.ts) share. Edge-safe. The rules
 // (order, source lists, plain and windowed pages, both cursor directions, meta and its degraded form,
-// anomaly pages) are stated once in docs/api-market-events.md, "Event feed" and "Anomalies".
+// anomaly pages) are stated once in docs/api-providers-events.md, "Event feed" and "Anomalies".
 import { encodeCursor } from '../cursor.js';
 import type { Direction, SortKey } from '../sort-keys.js';
 import { orderDirs, routeOrder } from '../routes/request.js';

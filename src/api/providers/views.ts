@@ -1,7 +1,7 @@
 // Pure pieces of the providers / access points / seats / churn family that the oracle (./query.ts), the
 // renderer (src/render/routes/providers.ts) and the shim (src/edge/compose/providers.ts) share: the
 // API form of seat hosts, the churn day rows and their series, the churn participant rows. Edge-safe.
-// The files and rules are stated once in docs/api-market-events.md, "Churn".
+// The files and rules are stated once in docs/api-providers-events.md, "Churn".
 import type { SortKey } from '../sort-keys.js';
 import type { ApChurnView, ChurnCounterpartTotal, ChurnParticipant, ChurnSeriesPoint, ChurnTotals } from './schema.js';
 import { apiTs, DAY_MS } from '../time.js';

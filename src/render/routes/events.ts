@@ -1,6 +1,6 @@
 // Renders the event feed and the anomalies: the exact files at default parameters, every anomaly's
 // file, the events lists per partition with their histogram lists, and the anomaly lists with their
-// counted facets. The layout is stated once in docs/api-market-events.md ("Event feed", snapshot
+// counted facets. The layout is stated once in docs/api-providers-events.md ("Event feed", snapshot
 // layout; "Anomalies"). Streaming: each partition family is one ordered statement.
 import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';

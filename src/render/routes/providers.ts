@@ -20,10 +20,10 @@ import { PROVIDERS_QUERIES } from '../../api/providers/query.js';
 import type { Queries } from '../../api/query/types.js';
 import type { RenderContext } from '../context.js';
 
-type MarketRouteId = keyof typeof PROVIDERS_QUERIES;
-const QUERY: Queries<MarketRouteId> = PROVIDERS_QUERIES;
+type ProvidersRouteId = keyof typeof PROVIDERS_QUERIES;
+const QUERY: Queries<ProvidersRouteId> = PROVIDERS_QUERIES;
 
-function answer<I extends MarketRouteId>(ctx: RenderContext, routeId: I, params: ParamsOf<I>): unknown | null {
+function answer<I extends ProvidersRouteId>(ctx: RenderContext, routeId: I, params: ParamsOf<I>): unknown | null {
   const r = QUERY[routeId](ctx.db, params, ctx.nowMs);
   return r.status === 200 ? r.body : null;
 }
