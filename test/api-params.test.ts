@@ -204,11 +204,15 @@ describe('timestamps', () => {
       '2026-01-01T23:60:00Z',
       '2026-01-01T23:59:60Z',
       '2026-01-01T00:00:00',
-      '2026-01-01T00:00Z',
+      '2026-01-01T00:00',
+      '2026-01-01T00Z',
+      '2026-01-01T00:00.5Z',
       '2026-01-01',
       '2026-01-01T00:00:00+24:00',
       '2026-01-01T00:00:00+01:60',
-      '2026-01-01T00:00:00+0100',
+      '2026-01-01T00:00:00+010',
+      '2026-01-01T00:00:00+01:0',
+      '2026-01-01T00:00:00+0160',
       '2026-01-01 00:00:00Z',
       '1767225600000',
       'yesterday',
@@ -216,6 +220,14 @@ describe('timestamps', () => {
       expect(timestampType.parse(bad).ok, bad).toBe(false);
     }
     expect(timestampType.parse('2024-02-29T12:00:00.5+01:00')).toEqual({ ok: true, value: Date.parse('2024-02-29T11:00:00.500Z') });
+  });
+
+  it('accept the ISO 8601 forms people write: minutes without seconds, offsets ±hhmm and ±hh, a decimal comma', () => {
+    const at = Date.parse('2026-11-20T00:00:00.000Z');
+    for (const good of ['2026-11-20T00:00Z', '2026-11-20T02:00+02:00', '2026-11-20T02:00:00+0200', '2026-11-20T02:00+02', '2026-11-19T22:30-0130', '2026-11-20T02:00:00 0200']) {
+      expect(timestampType.parse(good), good).toEqual({ ok: true, value: at });
+    }
+    expect(timestampType.parse('2026-11-20T00:00:00,25Z')).toEqual({ ok: true, value: at + 250 });
   });
 });
 

@@ -114,8 +114,10 @@ function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: numbe
 
 // A space before the offset is read as "+": an unencoded "+01:00" arrives as " 01:00" after
 // form-decoding of the query string (the surrounding trim never removes an inner space).
-const TS_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+\- ])(\d{2}):(\d{2}))$/;
-const TS_EXPECTED = 'an ISO 8601 date-time with seconds and a time zone, in the years 0000–9999 (UTC), e.g. "2026-11-22T08:15:00Z" or "2026-11-22T09:15:00+01:00"';
+// Seconds may be left out (`08:15Z`), a fraction needs them (`.` or `,`); the offset is `±hh:mm`,
+// `±hhmm` or `±hh` (ISO 8601's extended and basic forms).
+const TS_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+\- ])(\d{2})(?::?(\d{2}))?)$/;
+const TS_EXPECTED = 'an ISO 8601 date-time with a time zone, in the years 0000–9999 (UTC), e.g. "2026-11-22T08:15:00Z", "2026-11-22T08:15Z" or "2026-11-22T09:15:00+01:00" (+0100 and +01 too)';
 
 /**
  * The instants a timestamp parameter may name: the years 0000–9999 in UTC, the range that
@@ -129,14 +131,15 @@ export const TIMESTAMP_MAX_MS = utcMs(9999, 12, 31, 23, 59, 59, 999);
 export function parseTimestamp(raw: string): number | null {
   const m = TS_RE.exec(trim(raw));
   if (!m) return null;
-  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  // Absent seconds and offset minutes are 0 (Number(undefined ?? 0)).
+  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
   if (!validYmd(y, mo, d) || h > 23 || mi > 59 || s > 59) return null;
   // Fractions beyond milliseconds are truncated (the API's resolution is 1 ms).
   const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
   let offset = 0;
   if (!m[8]) {
     const oh = Number(m[10]);
-    const om = Number(m[11]);
+    const om = Number(m[11] ?? '0');
     if (oh > 23 || om > 59) return null;
     offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
   }
@@ -150,7 +153,7 @@ export const timestampType: ParamType<number> = {
   expected: TS_EXPECTED,
   list: false,
   strict: true,
-  schema: { type: 'string', format: 'date-time', description: 'With seconds and a zone (Z or ±HH:MM); an instant of the years 0000–9999 (UTC).' },
+  schema: { type: 'string', description: 'An ISO 8601 date-time with a zone (Z, ±HH:MM, ±HHMM or ±HH); seconds may be left out; an instant of the years 0000–9999 (UTC).' },
   parse(raw) {
     const ms = parseTimestamp(raw);
     return ms === null ? { ok: false, expected: TS_EXPECTED } : ok(ms);
