@@ -234,6 +234,8 @@ describe('event feed', () => {
           const page = r.body as FeedPage;
           expect(page.items.length).toBeLessThanOrEqual(limit);
           up.unshift(...page.items.map((i) => i.id));
+          // Nothing newer: the poll keeps its watermark (the same prev_cursor comes back).
+          if (page.items.length === 0 && page.prev_cursor === prev) break;
           prev = page.prev_cursor;
         }
         if (limit >= 7 && last!.items.length > 0) {
@@ -241,6 +243,22 @@ describe('event feed', () => {
           expect(up).toEqual(seen.slice(0, seen.length - last!.items.length));
         }
       }
+    }
+  });
+
+  it('a live poll with nothing newer keeps its watermark: an empty page whose prev_cursor is the one polled', async () => {
+    const newest = db.prepare('SELECT observed_at, id FROM events ORDER BY observed_at DESC, id DESC LIMIT 1').raw().get() as [number, string];
+    const type = col('SELECT type FROM events ORDER BY observed_at DESC, id DESC LIMIT 1')[0]!;
+    for (const f of ['', `type=${type}`, `type=${type},participant_registered`]) {
+      const watermark = eventCursor(newest, 'prev');
+      const r = await both('events.list', {}, `${f}&prev_cursor=${watermark}`);
+      expect(r.composed).toBe(r.oracle);
+      const page = r.body as FeedPage;
+      expect(page.items, f).toEqual([]);
+      expect(page.prev_cursor, f).toBe(watermark);
+      // Polling again with it gives the same answer: a poller that keeps the last prev_cursor never starts over.
+      const again = await both('events.list', {}, `${f}&prev_cursor=${page.prev_cursor}`);
+      expect(again.oracle).toBe(r.oracle);
     }
   });
 

@@ -577,9 +577,10 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         // prev_cursor: from the second page, the events just newer than its newest row (the first page's)
         const newer = await page(`/v1/events?limit=5&prev_cursor=${pages[1]!.prev_cursor}`);
         expect(newer.items.map((i) => i.id)).toEqual(pages[0]!.items.map((i) => i.id));
-        // at the newest edge nothing is newer
+        // at the newest edge nothing is newer, and the poll keeps its watermark
         const edge = await page(`/v1/events?prev_cursor=${pages[0]!.prev_cursor}`);
         expect(edge.items).toEqual([]);
+        expect(edge.prev_cursor).toBe(pages[0]!.prev_cursor);
         const types = [...new Set(pages.flatMap((p) => p.items.map((i) => i.type as string)))];
         await walk(`/v1/events?type=${types[0]}&limit=3`, 2);
         await get(`/v1/events?type=${types.join(',')}&limit=4`, 200);

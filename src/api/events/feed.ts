@@ -303,12 +303,13 @@ export class FeedCollector<T> {
    * The page's cursor keys once the offers are done. Toward older events: next_cursor's is the
    * continuation (null when the source ended), prev_cursor's the newest item (null on an empty page).
    * Toward newer events: prev_cursor's is the continuation (the newest item, or the window's last
-   * examined one; null when the page is empty and the source ended), next_cursor's the oldest item when
-   * `olderFollows` (the source holds an older event at or after since).
+   * examined one; the `watermark` polled, unchanged, when the page is empty and the source ended:
+   * nothing newer yet), next_cursor's the oldest item when `olderFollows` (the source holds an older
+   * event at or after since).
    */
-  cursorKeys(olderFollows: boolean): { next: SortKey | null; prev: SortKey | null } {
+  cursorKeys(olderFollows: boolean, watermark?: SortKey): { next: SortKey | null; prev: SortKey | null } {
     if (this.dir === 'older') return { next: this.cont, prev: this.keys[0] ?? null };
-    const newest = this.cont ?? this.keys[this.keys.length - 1] ?? null;
+    const newest = this.cont ?? this.keys[this.keys.length - 1] ?? watermark ?? null;
     return { next: olderFollows ? (this.keys[0] ?? null) : null, prev: newest };
   }
 

@@ -196,7 +196,7 @@ export const eventsListQuery: QueryFn<'events.list'> = (db, params, nowMs) => {
   const src = sourceWhere(plan, { since: params.since });
   const older = dir === 'newer' && oldest !== null ? afterSql(OLDER_FIRST, oldest) : null;
   const olderFollows = older !== null && db.prepare(`SELECT 1 FROM events e ${cond(src, [older.sql])} LIMIT 1`).get(...src.args, ...older.args) !== undefined;
-  const { next, prev: newer } = collector.cursorKeys(olderFollows);
+  const { next, prev: newer } = collector.cursorKeys(olderFollows, prev?.key);
   const page: Record<string, unknown> = {
     items: collector.page.items.map((r) => globalEvent(db, r)),
     next_cursor: next === null ? null : eventCursor(next, 'next'),

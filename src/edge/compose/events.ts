@@ -130,7 +130,7 @@ const composeEvents: ComposeFn<'events.list'> = async (params, src): Promise<Api
       olderFollows = after !== null && inSince(after);
     }
   }
-  const { next, prev: newer } = collector.cursorKeys(olderFollows);
+  const { next, prev: newer } = collector.cursorKeys(olderFollows, prev?.key);
   const out: Record<string, unknown> = {
     items: collector.page.items.map((s) => s.e),
     next_cursor: next === null ? null : eventCursor(next, 'next'),
