@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { base64urlDecode, base64urlEncode, crc32, decodeCursor, encodeCursor, type CursorPosition } from '../src/api/cursor.js';
 import {
+  foldApKey,
   booleanType,
   countryItem,
   cursorType,
@@ -228,6 +229,19 @@ describe('timestamps', () => {
       expect(timestampType.parse(good), good).toEqual({ ok: true, value: at });
     }
     expect(timestampType.parse('2026-11-20T00:00:00,25Z')).toEqual({ ok: true, value: at + 250 });
+  });
+});
+
+describe('access point keys', () => {
+  it('are case-insensitive: c- and o- keys fold to lower case, s- keys to an upper-case seat id', () => {
+    for (const [raw, canon] of [
+      ['C-Example-Access', 'c-example-access'],
+      ['o-ACME-Ab12Cd34', 'o-acme-ab12cd34'],
+      ['S-pbe000123', 's-PBE000123'],
+      ['s-PBE000123', 's-PBE000123'],
+    ]) {
+      expect(foldApKey(raw!), raw).toBe(canon);
+    }
   });
 });
 

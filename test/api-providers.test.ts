@@ -156,6 +156,16 @@ describe('providers, aps and seats (exact files)', () => {
         expect((r.body as { title: string }).title).toBe('Unknown access point');
       }
     }
+    // AP keys are case-insensitive, as seat ids are: any casing answers as the canonical key.
+    const flip = (k: string): string => [...k].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c.toLowerCase())).join('');
+    for (const key of [...keys.slice(0, 20), ...aliases.slice(0, 10)]) {
+      const canonical = await both('aps.detail', { key });
+      for (const variant of [key.toUpperCase(), key.toLowerCase(), flip(key)]) {
+        const r = await both('aps.detail', { key: variant });
+        expect(r.composed).toBe(r.oracle);
+        expect(r.oracle, variant).toBe(canonical.oracle);
+      }
+    }
     for (const seatId of [...seats, 'PZZ999999']) {
       const r = await both('seats.detail', { seatId: seatId.toLowerCase() });
       expect(r.composed).toBe(r.oracle);

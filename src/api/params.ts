@@ -306,8 +306,18 @@ export const seatFilterType: ParamType<string> = {
 };
 
 /** An opaque identifier checked against a pattern (case kept unless `fold` says otherwise). */
-export function patternType(kind: string, re: RegExp, expected: string, fold: 'lower' | 'upper' | 'none' = 'none'): ParamType<string> {
-  const f = fold === 'lower' ? asciiLower : fold === 'upper' ? asciiUpper : (s: string) => s;
+/**
+ * The canonical case of an access point provider key: `c-<slug>` and `o-<slug>-<hash>` are lower case
+ * (slugs and hashes are), `s-<SEATID>` upper case after its prefix (seat ids are); so keys are
+ * case-insensitive, as seat ids are.
+ */
+export function foldApKey(raw: string): string {
+  const prefix = asciiLower(raw.slice(0, 2));
+  return prefix === 's-' ? prefix + asciiUpper(raw.slice(2)) : asciiLower(raw);
+}
+
+export function patternType(kind: string, re: RegExp, expected: string, fold: 'lower' | 'upper' | 'none' | ((s: string) => string) = 'none'): ParamType<string> {
+  const f = typeof fold === 'function' ? fold : fold === 'lower' ? asciiLower : fold === 'upper' ? asciiUpper : (s: string) => s;
   return {
     kind,
     expected,
