@@ -17,7 +17,7 @@ import { EVENT_TYPES as DERIVE_EVENT_TYPES } from '../src/derive/events.js';
 const SPEC: Record<string, string> = {
   Problem: 'type title status detail? instance?',
   Health: 'status service',
-  HealthDb: 'status service db',
+  HealthDb: 'status service db generated_at|null age_seconds|null fresh',
   HostLatency: 'p50 p95',
   HostNetwork: 'ips ptr|null',
   HostCert: 'fingerprint subject issuer not_before not_after',

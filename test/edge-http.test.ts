@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultConfig, parseConfig } from '../src/config/index.js';
 import { exactFilePath, exactFileResolve } from './helpers/exact-files.js';
 import { PROBLEM_CATALOGUE, problemTypeUri, type ProblemName } from '../src/api/problems.js';
+import { RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
 import { CACHE_CONTROL, createHandler, EXPOSED_HEADERS, type HandlerOptions } from '../src/edge/handler.js';
 import { createKeyStore, hashKey, KeyFileError, parseKeyFile } from '../src/edge/api-keys.js';
 import { EdgePolicyError, edgePolicyOf } from '../src/edge/policy.js';
@@ -227,17 +228,21 @@ describe('health', () => {
     expect(files.reads).toEqual([]);
   });
 
-  it('/health/db reports db=true only for a readable manifest generated within the max age', async () => {
+  it('/health/db reports db=true for a readable manifest, with its age and freshness beside it', async () => {
     const fresh = setup({ healthMaxAgeSeconds: 3600 });
-    expect(await (await fresh.call('/health/db')).json()).toEqual({ status: 'ok', service: 'peppol-snapshot', db: true });
-    fresh.advance(3600 * 1000); // manifest now 90 minutes old
+    const ok = (await (await fresh.call('/health/db')).json()) as Record<string, unknown>;
+    expect(ok).toMatchObject({ status: 'ok', service: 'peppol-snapshot', db: true, fresh: true });
+    expect(RESOURCE_SCHEMAS.HealthDb.safeParse(ok).success).toBe(true);
+    const age = ok.age_seconds as number;
+    fresh.advance(3600 * 1000); // manifest now an hour older
     const stale = await fresh.call('/health/db');
     expect(stale.status).toBe(200);
-    expect(await stale.json()).toEqual({ status: 'degraded', service: 'peppol-snapshot', db: false });
+    // Stale but readable: db stays true; the staleness is in status, fresh and age_seconds.
+    expect(await stale.json()).toEqual({ status: 'degraded', service: 'peppol-snapshot', db: true, generated_at: ok.generated_at, age_seconds: age + 3600, fresh: false });
     const missing = setup({}, memoryFiles({}));
-    expect(await (await missing.call('/health/db')).json()).toMatchObject({ db: false });
+    expect(await (await missing.call('/health/db')).json()).toEqual({ status: 'degraded', service: 'peppol-snapshot', db: false, generated_at: null, age_seconds: null, fresh: false });
     const broken = setup({}, memoryFiles({ 'manifest.json': '{"generated_at": 12' }));
-    expect(await (await broken.call('/health/db')).json()).toMatchObject({ db: false });
+    expect(await (await broken.call('/health/db')).json()).toMatchObject({ db: false, fresh: false });
   });
 
   it('/health/db reads only the head of a large manifest, and at most every 10 s', async () => {

@@ -98,7 +98,7 @@ describe('peppol-snapshot serve', () => {
 
     const health = await fetch(`${s.url}/health`);
     expect(await health.json()).toEqual({ status: 'ok', service: 'peppol-snapshot' });
-    expect(await (await fetch(`${s.url}/health/db`)).json()).toEqual({ status: 'ok', service: 'peppol-snapshot', db: true });
+    expect(await (await fetch(`${s.url}/health/db`)).json()).toMatchObject({ status: 'ok', service: 'peppol-snapshot', db: true, fresh: true });
 
     for (const r of [ok, notModified, preflight, post, missing, health]) expect(r.headers.get('access-control-allow-origin')).toBe('*');
     for (const r of [head, trace]) expect(r.headers['access-control-allow-origin']).toBe('*');

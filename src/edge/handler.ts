@@ -223,7 +223,12 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
 
   // The manifest's time is looked up at most every HEALTH_CACHE_MS, so frequent probes cost nothing.
   let manifestSeen: { checkedAt: number; at: number } | null = null;
-  async function healthDb(): Promise<boolean> {
+  /**
+   * The HealthDb body: `db` true when the snapshot reads (manifest.json parses with a valid
+   * generated_at), its age and whether it is fresh (at most healthMaxAgeMs old) beside it; status "ok"
+   * only when both hold.
+   */
+  async function healthDb(): Promise<{ status: 'ok' | 'degraded'; service: string; db: boolean; generated_at: string | null; age_seconds: number | null; fresh: boolean }> {
     const t = now();
     if (!manifestSeen || t - manifestSeen.checkedAt >= HEALTH_CACHE_MS || t < manifestSeen.checkedAt) {
       let at = NaN;
@@ -234,8 +239,18 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
       }
       manifestSeen = { checkedAt: t, at };
     }
-    // A manifest from the future (clock skew) counts as fresh; a missing or bad date does not.
-    return Number.isFinite(manifestSeen.at) && t - manifestSeen.at <= healthMaxAgeMs;
+    const at = manifestSeen.at;
+    const db = Number.isFinite(at);
+    // A manifest from the future (clock skew) counts as fresh, with age 0; a missing or bad date does not.
+    const fresh = db && t - at <= healthMaxAgeMs;
+    return {
+      status: fresh ? 'ok' : 'degraded',
+      service: SERVICE,
+      db,
+      generated_at: db ? new Date(at).toISOString() : null,
+      age_seconds: db ? Math.max(0, Math.floor((t - at) / 1000)) : null,
+      fresh,
+    };
   }
 
   return async function handle(request: Request, clientIp: string, rawTarget?: string): Promise<Response> {
@@ -316,8 +331,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
       if (pathname === '/health') {
         answer = { status: 200, body: json({ status: 'ok', service: SERVICE }), contentType: 'application/json', cacheClass: 'none' };
       } else if (pathname === '/health/db') {
-        const db = await healthDb();
-        answer = { status: 200, body: json({ status: db ? 'ok' : 'degraded', service: SERVICE, db }), contentType: 'application/json', cacheClass: 'none' };
+        answer = { status: 200, body: json(await healthDb()), contentType: 'application/json', cacheClass: 'none' };
       } else {
         answer = await opts.resolve({ url, routeId }, files);
       }

@@ -263,7 +263,8 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         const r = await fetchRaw('/health/db');
         expect(r.status).toBe(200);
         expect(r.headers.get('content-type')).toBe('application/json');
-        expect(r.json).toEqual({ status: 'ok', service: 'peppol-snapshot', db: true });
+        expect(r.json).toMatchObject({ status: 'ok', service: 'peppol-snapshot', db: true, fresh: true });
+        expect(RESOURCE_SCHEMAS.HealthDb.safeParse(r.json).success).toBe(true);
         seenOf('health.db').ok++;
         await httpSemantics('/health/db');
       },

@@ -183,7 +183,7 @@ export const EXAMPLES: Record<ResourceName, unknown> = {
   Verdict: 'degraded',
   HostRole: 'SMP',
   Health: { status: 'ok', service: 'peppol-snapshot' },
-  HealthDb: { status: 'ok', service: 'peppol-snapshot', db: true },
+  HealthDb: { status: 'ok', service: 'peppol-snapshot', db: true, generated_at: '2026-11-22T08:00:00.000Z', age_seconds: 1800, fresh: true },
   HostLatency: latency,
   HostNetwork: network,
   HostCert: cert,

@@ -13,9 +13,12 @@ export const Problem = z.strictObject({
 export const Health = z.strictObject({ status: z.string(), service: z.string() });
 
 export const HealthDb = z.strictObject({
-  status: z.string(),
+  status: z.string().describe('"ok" when the snapshot reads and is fresh, else "degraded"'),
   service: z.string(),
-  db: z.boolean().describe('true when a trivial database query returned'),
+  db: z.boolean().describe('true when the snapshot (its manifest) reads: the static counterpart of a trivial database query'),
+  generated_at: z.string().nullable().describe('when the snapshot was generated (null when it does not read)'),
+  age_seconds: z.int().min(0).nullable().describe('seconds since generated_at (null when the snapshot does not read)'),
+  fresh: z.boolean().describe('true when the snapshot is at most the freshness bound old (default 2 hours)'),
 });
 
 /** A link target object of a linkset (RFC 9264 §4.2.3). */
