@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, startServe as startServeCli, type CliResult, type Served } from './helpers/cli.js';
@@ -123,6 +124,41 @@ describe('peppol-snapshot serve', () => {
     }
     const long = await rawRequest(s.url, `/v1/hosts?q=${'x'.repeat(3000)}`);
     expect(long.status).toBe(414);
+    expect((await stop(s)).code).toBe(0);
+  });
+
+  it('answers requests that Node rejects before the shim as problems with CORS (raw socket)', async () => {
+    const s = await serve(['--out', snapshotDir(), '--rate-limit', 'off']);
+    const u = new URL(s.url);
+    /** Writes bytes as they are on one connection and reads the whole answer (the server closes it). */
+    const raw = (bytes: Buffer): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const sock = net.connect(Number(u.port), u.hostname, () => sock.end(bytes));
+        const parts: Buffer[] = [];
+        sock.on('data', (d: Buffer) => parts.push(d));
+        sock.on('error', reject);
+        sock.on('close', () => resolve(Buffer.concat(parts).toString('latin1')));
+        sock.setTimeout(10_000, () => sock.destroy(new Error('no answer')));
+      });
+    const cases: Array<[string, Buffer, number]> = [
+      ['a raw non-ASCII byte in the target', Buffer.concat([Buffer.from('GET /v1/net'), Buffer.from([0xff]), Buffer.from('work HTTP/1.1\r\nHost: x\r\n\r\n')]), 400],
+      ['a control byte in a header value', Buffer.from('GET /v1/network HTTP/1.1\r\nHost: x\r\nX-Test: a\u0001b\r\n\r\n', 'latin1'), 400],
+      ['a target over the header limit', Buffer.from(`GET /v1/hosts?q=${'x'.repeat(70 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`), 431],
+    ];
+    for (const [what, bytes, status] of cases) {
+      const answer = await raw(bytes);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head!.split('\r\n')[0], what).toBe(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`);
+      expect(head!.toLowerCase(), what).toContain('content-type: application/problem+json');
+      expect(head!.toLowerCase(), what).toContain('access-control-allow-origin: *');
+      const doc = JSON.parse(body!) as { status: number; title: string; detail: string };
+      expect(doc.status, what).toBe(status);
+      expect(doc.detail.length, what).toBeGreaterThan(0);
+    }
+    // A target between the shim's limit and Node's now reaches the shim: 414 from the shim, not 431 from Node.
+    const long = await rawRequest(s.url, `/v1/hosts?q=${'x'.repeat(20 * 1024)}`);
+    expect(long.status).toBe(414);
+    expect(long.headers['access-control-allow-origin']).toBe('*');
     expect((await stop(s)).code).toBe(0);
   });
 

@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { EdgeConfig, RateLimitConfig } from '../config/index.js';
 import { matchRoute } from '../api/routes/match.js';
 import { createResolve, snapshotInfoReader } from '../edge/resolve.js';
-import { createHandler } from '../edge/handler.js';
+import { createHandler, EXPOSED_HEADERS } from '../edge/handler.js';
+import { problemDoc, type ProblemDoc } from '../edge/problem.js';
 import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/api-keys.js';
 import { isSafeFilePath } from '../edge/target.js';
 import type { FileReader, KeyStore, Resolve } from '../edge/types.js';
@@ -19,6 +20,8 @@ export const DEFAULT_PORT = 8787;
 export const DEFAULT_HOST = '127.0.0.1';
 /** In-flight requests get this long to finish after SIGINT/SIGTERM before connections are cut. */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/** Largest request header section Node reads (Node's default is 16 KiB): longer targets reach the shim's 414. */
+export const MAX_HEADER_BYTES = 64 * 1024;
 
 /** A FileReader over a directory. Paths are checked again here: nothing outside `root` is read. */
 export function directoryReader(root: string): FileReader {
@@ -189,7 +192,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
   let origin = '';
 
-  const server = http.createServer(async (req, res) => {
+  // Request targets up to MAX_HEADER_BYTES reach the shim, which answers a long one itself (414).
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, async (req, res) => {
     const started = performance.now();
     const raw = req.url ?? '/';
     const method = req.method ?? 'GET';
@@ -245,6 +249,28 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     }
   });
   server.keepAliveTimeout = 5_000;
+  // A request Node's parser refuses never reaches the shim: it is answered here as a problem, with the
+  // same CORS and safety headers, so a browser client can read why.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const doc = clientErrorProblem(err.code);
+    const body = JSON.stringify(doc);
+    const head = [
+      `HTTP/1.1 ${doc.status} ${doc.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`,
+      'Content-Type: application/problem+json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `Access-Control-Allow-Origin: ${opts.policy.cors.allow_origin}`,
+      `Access-Control-Expose-Headers: ${EXPOSED_HEADERS}`,
+      'X-Content-Type-Options: nosniff',
+      'Cache-Control: no-store',
+      'Connection: close',
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+    log(`- - - [${clf(new Date())}] "-" ${doc.status} ${Buffer.byteLength(body)} "-" client error ${logSafe(err.code ?? 'unknown')}`);
+  });
 
   await new Promise<void>((ok, fail) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
@@ -271,6 +297,18 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       return closing;
     },
   };
+}
+
+/**
+ * The problem of a request Node's HTTP parser refused: its header section over MAX_HEADER_BYTES (431),
+ * or bytes HTTP/1.1 does not allow (a control byte in a header, a raw non-ASCII byte in the target,
+ * a malformed line: 400).
+ */
+export function clientErrorProblem(code: string | undefined): ProblemDoc {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return { type: 'about:blank', title: 'Request Header Fields Too Large', status: 431, detail: `The request's header section, target included, exceeds ${MAX_HEADER_BYTES} bytes.` };
+  }
+  return problemDoc('invalid-request', 'The request could not be read as HTTP/1.1: a control byte in a header, a raw non-ASCII byte in the target, or a malformed line.', null);
 }
 
 export interface ServeCommandOptions {
