@@ -246,6 +246,28 @@ describe('event feed', () => {
     }
   });
 
+  it('events name whose they are: participant (scheme::value or null) and related_hosts, which the host filter matches', async () => {
+    const r = await both('events.list', {}, 'limit=200');
+    expect(r.composed).toBe(r.oracle);
+    const items = (r.body as { items: Array<{ id: string; hostname: string | null; participant: string | null; related_hosts: string[] }> }).items;
+    const pidOf = db.prepare('SELECT p.pid FROM events e LEFT JOIN participants p ON p.id = e.participant_id WHERE e.id = ?').pluck();
+    const hostsOf = db.prepare('SELECT hostname FROM event_hosts WHERE event_id = ? ORDER BY hostname').pluck();
+    let named = 0;
+    for (const e of items) {
+      expect(e.participant).toBe(pidOf.get(e.id) ?? null);
+      expect(e.related_hosts).toEqual(hostsOf.all(e.id));
+      if (e.participant !== null) named++;
+      if (e.hostname !== null) expect(e.related_hosts).toContain(e.hostname);
+    }
+    expect(named).toBeGreaterThan(100);
+    // The host filter's answer is exactly the events whose related_hosts hold the host.
+    const host = col('SELECT hostname FROM event_hosts GROUP BY hostname ORDER BY count(*) DESC LIMIT 1')[0]!;
+    const filtered = await both('events.list', {}, `host=${host}&limit=200`);
+    const got = (filtered.body as { items: Array<{ related_hosts: string[] }> }).items;
+    expect(got.length).toBeGreaterThan(0);
+    for (const e of got) expect(e.related_hosts).toContain(host);
+  });
+
   it('a live poll with nothing newer keeps its watermark: an empty page whose prev_cursor is the one polled', async () => {
     const newest = db.prepare('SELECT observed_at, id FROM events ORDER BY observed_at DESC, id DESC LIMIT 1').raw().get() as [number, string];
     const type = col('SELECT type FROM events ORDER BY observed_at DESC, id DESC LIMIT 1')[0]!;

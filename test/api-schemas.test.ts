@@ -54,7 +54,7 @@ const SPEC: Record<string, string> = {
   ParticipantStats: 'total_count refreshed_at facets',
   'ParticipantStats.facets': 'country scheme registered provenance smp ap',
   AnomalyRef: 'id detector grade',
-  GlobalEvent: 'id type hostname|null observed_at payload anomalies',
+  GlobalEvent: 'id type hostname|null participant|null related_hosts observed_at payload anomalies',
   EventChartBucket: 'bucket_start count',
   EventFeedMeta: 'total_count total_count_estimated filter_count|null facets chart_bucket chart_data',
   EventFeedPage: 'items next_cursor|null prev_cursor|null meta?',

@@ -149,11 +149,19 @@ export function anomalyPartition(p: { seat?: string; host?: string }): string[] 
 
 /** A stored event-list item: the GlobalEvent plus what the filters match on. */
 export interface StoredEvent {
-  e: { id: string; type: string; hostname: string | null; observed_at: string; payload: Record<string, unknown>; anomalies: Array<{ id: string; detector: string; grade: string }> };
-  /** Related hostnames and seats (event_hosts, event_seats), sorted; the participant id or null. */
-  h: string[];
+  /** The GlobalEvent; its `related_hosts` and `participant` are what the host and participant filters match. */
+  e: {
+    id: string;
+    type: string;
+    hostname: string | null;
+    participant: string | null;
+    related_hosts: string[];
+    observed_at: string;
+    payload: Record<string, unknown>;
+    anomalies: Array<{ id: string; detector: string; grade: string }>;
+  };
+  /** Related seats (event_seats), sorted. */
   s: string[];
-  p: string | null;
 }
 
 /** A stored anomaly-list item: the AnomalyView plus its hosts and seats. */

@@ -1,6 +1,7 @@
 // The oracle of the event feed and the anomalies: answers straight from SQLite (events, event_hosts,
 // event_seats, anomaly_events; anomaly readers of src/derive/anomalies.ts). Rules: src/api/events/feed.ts.
 import type { Db } from '../../db/index.js';
+import { statement } from '../../db/statements.js';
 import { anomalyList, anomalyView, eventAnomalies, type AnomalyFilters, type AnomalyView } from '../../derive/anomalies.js';
 import {
   addHourCount,
@@ -33,14 +34,23 @@ interface EventRow {
   observed_at: number;
   hostname: string | null;
   payload: string;
+  /** The participant's canonical id (participant events), else null. */
+  pid: string | null;
 }
 
-/** The GlobalEvent of an events row. */
-export function globalEvent(db: Db, r: EventRow): StoredEvent['e'] {
+/** The hosts an event relates to (the `host` filter's relation), in code-point order. */
+export function relatedHosts(db: Db, eventId: string): string[] {
+  return statement(db, 'SELECT hostname FROM event_hosts WHERE event_id = ? ORDER BY hostname').pluck().all(eventId) as string[];
+}
+
+/** The GlobalEvent of an events row; `hosts`: its related hosts when the caller has read them. */
+export function globalEvent(db: Db, r: EventRow, hosts: string[] = relatedHosts(db, r.id)): StoredEvent['e'] {
   return {
     id: r.id,
     type: r.type,
     hostname: r.hostname,
+    participant: r.pid,
+    related_hosts: hosts,
     observed_at: apiTs(r.observed_at),
     payload: JSON.parse(r.payload) as Record<string, unknown>,
     anomalies: eventAnomalies(db, r.id),
@@ -100,7 +110,7 @@ const cond = (w: Where, extra: string[] = []): string => {
   return all.length === 0 ? '' : `WHERE ${all.join(' AND ')}`;
 };
 
-const COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload';
+const COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload, (SELECT pid FROM participants WHERE id = e.participant_id) AS pid';
 
 /** Exact per-hour, per-type counts under the non-type filters; null when they degrade (src/api/events/feed.ts). */
 function hourCounts(db: Db, params: ParamsOf<'events.list'>): HourTypeCounts | null {

@@ -9,6 +9,8 @@ export const GlobalEvent = z.strictObject({
   id: z.string().min(1),
   type: EventType,
   hostname: Hostname.nullable(),
+  participant: z.string().min(1).nullable().describe('the participant a participant event is about, canonical scheme::value; null for host events (additive)'),
+  related_hosts: z.array(Hostname).describe('every host the event relates to, in code-point order: the hosts the `host` filter matches (additive)'),
   observed_at: Ts,
   payload: JsonObject,
   anomalies: z.array(AnomalyRef).describe('anomalies the event triggered'),

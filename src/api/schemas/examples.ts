@@ -96,6 +96,8 @@ const globalEvent = {
   id: 'ev-fedcba9876543210',
   type: 'ap_seat_changed',
   hostname: null,
+  participant: '0208::0123456789',
+  related_hosts: ['ap.example.net'],
   observed_at: '2026-11-21T18:30:00.000Z',
   payload: { before: { seats: ['PBE000123'], seat: 'PBE000123' }, after: { seats: ['PNL000999'], seat: 'PNL000999' } },
   anomalies: [anomalyRef],

@@ -26,9 +26,9 @@ interface EventFilters {
 function eventMatch(f: EventFilters): (item: unknown) => boolean {
   return (x) => {
     const s = x as StoredEvent;
-    if (f.host !== undefined && !s.h.includes(f.host)) return false;
+    if (f.host !== undefined && !s.e.related_hosts.includes(f.host)) return false;
     if (f.seat !== undefined && !s.s.includes(f.seat)) return false;
-    if (f.participant !== undefined && s.p !== f.participant) return false;
+    if (f.participant !== undefined && s.e.participant !== f.participant) return false;
     return true;
   };
 }
@@ -96,7 +96,7 @@ const composeEvents: ComposeFn<'events.list'> = async (params, src): Promise<Api
   const inUntil = (k: SortKey): boolean => f.until === undefined || time(k) <= f.until;
   const types = plan.types;
   const candidate = (s: StoredEvent): boolean => types === null || types.has(s.e.type);
-  const match = (s: StoredEvent): boolean => candidate(s) && (plan.seat === undefined || s.s.includes(plan.seat)) && (plan.host === undefined || s.h.includes(plan.host));
+  const match = (s: StoredEvent): boolean => candidate(s) && (plan.seat === undefined || s.s.includes(plan.seat)) && (plan.host === undefined || s.e.related_hosts.includes(plan.host));
   /** Before the window starts, entries without a wanted type hold no candidate: not read. */
   const noCandidate = (e: IndexEntry): boolean => types !== null && !collector.inWindow && [...types].every((t) => (e.counts?.type?.[t] ?? 0) === 0);
   /** Offers a walk's items to the collector while they lie inside [since, until] and it takes more. */

@@ -27,7 +27,7 @@ const EVENT_COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload, p.pid';
 function storedEvents(db: Db): (r: Row) => StoredEvent {
   const hosts = db.prepare('SELECT hostname FROM event_hosts WHERE event_id = ? ORDER BY hostname').pluck();
   const seats = db.prepare('SELECT seat_id FROM event_seats WHERE event_id = ? ORDER BY seat_id').pluck();
-  return (r) => ({ e: globalEvent(db, r), h: hosts.all(r.id) as string[], s: seats.all(r.id) as string[], p: r.pid });
+  return (r) => ({ e: globalEvent(db, r, hosts.all(r.id) as string[]), s: seats.all(r.id) as string[] });
 }
 
 /** Counts per type in the order of EVENT_TYPES. */
