@@ -92,7 +92,7 @@ function recordBytes(target: string): number {
 
 const BOUNDS: Record<RouteId, Bound> = {
   health: { body: '100 B', bodyMax: fixed(100), reads: 'none', files: fixed(0), bytes: fixed(0) },
-  'health.db': { body: '100 B', bodyMax: fixed(100), reads: '1 file, its first 4 KiB (manifest.json)', files: fixed(1), bytes: fixed(4 * KIB) },
+  'health.db': { body: '200 B', bodyMax: fixed(200), reads: '1 file, its first 4 KiB (manifest.json)', files: fixed(1), bytes: fixed(4 * KIB) },
   network: exact('300 B', fixed(300)),
   'hosts.list': exact('300 + 1,000 × hosts', (b) => 300 + 1_000 * items(b).length),
   'hosts.detail': {
