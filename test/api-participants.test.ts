@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { classifySearch, itemMatches, listKey, listOrder, listParamsOf, POSTING_VALUES_MAX, SMALL_SET_MAX, WALK_WINDOW, type ListParams } from '../src/api/participants/plan.js';
+import { classifySearch, itemMatches, listKey, listOrder, POSTING_VALUES_MAX, SMALL_SET_MAX, WALK_WINDOW, type ListParams } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
@@ -157,9 +157,9 @@ function allItems(sort: string): ParticipantListItem[] {
 /** Ids of every item matching a request's filters and search, in the request's order. */
 function everyMatch(q: Record<string, string>): string[] {
   const url = new URL(`/v1/participants${qs(q)}`, BASE);
-  const parsed = parseRequest(matchRoute(url.pathname)!.route, {}, url.searchParams, { now: nowMs });
+  const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
   if (!parsed.ok) throw new Error(`bad request ${url}`);
-  const p = listParamsOf(parsed.params as Record<string, unknown>);
+  const p = parsed.params;
   const search = p.q === undefined ? null : classifySearch(p.q);
   return allItems(p.sort).filter((i) => itemMatches(i, p, search)).map((i) => i.id);
 }

@@ -28,7 +28,7 @@ import { afterSql, keysetOf, orderBySql, reversed } from '../query/keyset.js';
 import type { Queries, QueryFn } from '../query/types.js';
 import { apiTs } from '../time.js';
 
-interface EventRow {
+export interface EventRow {
   id: string;
   type: string;
   observed_at: number;
@@ -39,18 +39,18 @@ interface EventRow {
 }
 
 /** The hosts an event relates to (the `host` filter's relation), in code-point order. */
-export function relatedHosts(db: Db, eventId: string): string[] {
+function relatedHosts(db: Db, eventId: string): string[] {
   return statement(db, 'SELECT hostname FROM event_hosts WHERE event_id = ? ORDER BY hostname').pluck().all(eventId) as string[];
 }
 
-/** The GlobalEvent of an events row; `hosts`: its related hosts when the caller has read them. */
-export function globalEvent(db: Db, r: EventRow, hosts: string[] = relatedHosts(db, r.id)): StoredEvent['e'] {
+/** The GlobalEvent of an events row. */
+export function globalEvent(db: Db, r: EventRow): StoredEvent['e'] {
   return {
     id: r.id,
     type: r.type,
     hostname: r.hostname,
     participant: r.pid,
-    related_hosts: hosts,
+    related_hosts: relatedHosts(db, r.id),
     observed_at: apiTs(r.observed_at),
     payload: JSON.parse(r.payload) as Record<string, unknown>,
     anomalies: eventAnomalies(db, r.id),

@@ -4,9 +4,9 @@
 // participant list" 1–2), item matching, sort keys, page envelopes and cursors, `meta`, and the
 // data-only rule deciding when `meta.filter_count` is exact or null (docs/snapshot-format.md,
 // "Participants").
-import type { CursorPosition } from '../cursor.js';
+import type { ParamsOf } from '../handlers.js';
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../sort-keys.js';
-import { foldText, LIMIT_DEFAULT } from '../params.js';
+import { foldText } from '../params.js';
 import { orderDirs, orderOf, sortKeyOf } from '../routes/request.js';
 import { ROUTES } from '../routes/table.js';
 import type { OrderSpec } from '../routes/types.js';
@@ -129,34 +129,8 @@ function compareCodePointStrings(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------
 // Filters
 
-/** The canonical list parameters (parseRequest output, src/api/routes/request.ts). */
-export interface ListParams {
-  sort: ParticipantSort;
-  country?: readonly string[];
-  scheme?: readonly string[];
-  smp?: readonly string[];
-  ap?: readonly string[];
-  registered?: boolean;
-  provenance?: 'directory' | 'discovered';
-  q?: string;
-  limit: number;
-  cursor?: CursorPosition;
-}
-
-export function listParamsOf(p: Readonly<Record<string, unknown>>): ListParams {
-  return {
-    sort: (p.sort as ParticipantSort | undefined) ?? DEFAULT_SORT,
-    country: p.country as readonly string[] | undefined,
-    scheme: p.scheme as readonly string[] | undefined,
-    smp: p.smp as readonly string[] | undefined,
-    ap: p.ap as readonly string[] | undefined,
-    registered: p.registered as boolean | undefined,
-    provenance: p.provenance as 'directory' | 'discovered' | undefined,
-    q: p.q as string | undefined,
-    limit: (p.limit as number | undefined) ?? LIMIT_DEFAULT,
-    cursor: p.cursor as CursorPosition | undefined,
-  };
-}
+/** The canonical list parameters: parseRequest's output for participants.list (its ParamDefs). */
+export type ListParams = ParamsOf<'participants.list'>;
 
 /** Active facet dimensions, in FILTER_DIMENSIONS order. */
 export function activeDimensions(p: ListParams): FilterDimension[] {

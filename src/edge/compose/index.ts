@@ -4,7 +4,7 @@
 // exact files (RouteDef.exactFile) is answered by that file; so composers see only the other requests.
 import type { AnyParams } from '../../api/handlers.js';
 import { exactFilePath } from '../../api/paths.js';
-import { notFoundOf, ok, type ApiResult } from '../../api/result.js';
+import { ok, type ApiResult } from '../../api/result.js';
 import { canonicalQuery, pathSegments } from '../../api/routes/request.js';
 import type { AnyRoute } from '../../api/routes/types.js';
 import { SnapshotFormatError, type ReadFile, type ReadStats } from '../list-reader.js';
@@ -12,6 +12,7 @@ import { EVENTS_COMPOSERS } from './events.js';
 import { HOSTS_COMPOSERS } from './hosts.js';
 import { PROVIDERS_COMPOSERS } from './providers.js';
 import { PARTICIPANT_COMPOSERS } from './participants.js';
+import { notFoundOfRoute } from './scan.js';
 import { Source } from './source.js';
 import type { AnyComposeFn, Composers } from './types.js';
 
@@ -36,10 +37,8 @@ async function exactAnswer(route: AnyRoute, params: AnyParams, src: Source): Pro
   const segments = pathSegments(route, params);
   const body = await src.exact(segments);
   if (body !== null) return ok(body);
-  const kind = route.notFound?.[0];
-  const id = Object.keys(route.params).find((name) => route.params[name]!.in === 'path');
-  if (kind === undefined || id === undefined) throw new SnapshotFormatError(`missing snapshot file ${exactFilePath(segments)}`);
-  return notFoundOf(kind, route.params[id]!.type.print(params[id]));
+  if (route.notFound === undefined || route.notFound.length === 0) throw new SnapshotFormatError(`missing snapshot file ${exactFilePath(segments)}`);
+  return notFoundOfRoute(route, params);
 }
 
 export interface ComposeOptions {

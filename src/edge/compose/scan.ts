@@ -70,7 +70,7 @@ function cursorKey(params: AnyParams): SortKey | undefined {
 }
 
 /** The scan of a request over one of the route's stored lists (without the limit). */
-export function scanOf<P extends AnyParams>(route: AnyRoute, params: P, stored: StoredList<P>): Omit<PageRequest, 'limit'> {
+export function scanOf<P extends AnyParams>(route: AnyRoute, params: P, stored: StoredList<P>): Omit<PageRequest, 'limit'> & { start: (key: SortKey) => boolean } {
   const list = route.list;
   if (!list) throw new Error(`route ${route.id} has no list`);
   const order = routeOrder(route, params);
@@ -157,7 +157,7 @@ export function listComposer<I extends ComposedRouteId>(
       const first = await stored.firstPage(params, src);
       if (first === undefined) return notFoundOfRoute(route, params);
       if (first === null) return empty(params);
-      const answer = fromFirstPage(route, params, first);
+      const answer = fromFirstPage(route, params, first, stored);
       if (answer !== null) return ok(answer);
       known = true;
     }
@@ -177,11 +177,12 @@ export function listComposer<I extends ComposedRouteId>(
  * cursor in it begin the answer, which it holds when it holds the whole list or `limit` of them (then
  * more follow); null otherwise.
  */
-function fromFirstPage(route: AnyRoute, params: AnyParams, first: PageBody<Readonly<Record<string, unknown>>>): PageBody<unknown> | null {
+function fromFirstPage<P extends AnyParams>(route: AnyRoute, params: P, first: PageBody<Readonly<Record<string, unknown>>>, stored: StoredList<P>): PageBody<unknown> | null {
   const spec = route.list!;
   if (spec.filters.some((f) => params[f.param] !== undefined) || spec.bounds.some((b) => params[b.param] !== undefined)) return null;
   const order = routeOrder(route, params);
-  const afterCursor = keysAfter(orderDirs(order), cursorKey(params));
+  // Without filters and bounds the scan's start is the cursor's alone.
+  const afterCursor = scanOf(route, params, stored).start;
   const rest = first.items.map((item) => ({ item, key: sortKeyOf(order, item) })).filter((e) => afterCursor(e.key));
   const whole = first.next_cursor === null;
   const limit = Number(params.limit);

@@ -4,30 +4,24 @@
 // layout; "Anomalies"). Streaming: each partition family is one ordered statement.
 import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
-import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent } from '../../api/events/query.js';
+import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent, type EventRow } from '../../api/events/query.js';
 import { EVENT_TYPES } from '../../api/schemas/common.js';
 import type { Db } from '../../db/index.js';
 import { anomalyView } from '../../derive/anomalies.js';
 import type { RenderContext } from '../context.js';
 import { HOUR_MS } from '../../api/time.js';
 
-interface Row {
+/** An events row with the partition value it is listed under. */
+interface Row extends EventRow {
   part: string;
-  id: string;
-  type: string;
-  observed_at: number;
-  hostname: string | null;
-  payload: string;
-  pid: string | null;
 }
 
 const EVENT_COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload, p.pid';
 
 /** Builds StoredEvent items for rows (related hosts and seats, anomalies) through the indexes. */
 function storedEvents(db: Db): (r: Row) => StoredEvent {
-  const hosts = db.prepare('SELECT hostname FROM event_hosts WHERE event_id = ? ORDER BY hostname').pluck();
   const seats = db.prepare('SELECT seat_id FROM event_seats WHERE event_id = ? ORDER BY seat_id').pluck();
-  return (r) => ({ e: globalEvent(db, r, hosts.all(r.id) as string[]), s: seats.all(r.id) as string[] });
+  return (r) => ({ e: globalEvent(db, r), s: seats.all(r.id) as string[] });
 }
 
 /** Counts per type in the order of EVENT_TYPES. */
