@@ -51,8 +51,7 @@ function accepted(route: AnyRoute, param: string, params: AnyParams): readonly s
 function boundTest(field: KeyFieldSpec, b: BoundSpec, value: unknown): { where: 'start' | 'stop'; past: (k: SortKey) => boolean } {
   // Bounds are timestamps (ms) or dates (YYYY-MM-DD) after parsing.
   if (typeof value !== 'number' && typeof value !== 'string') throw new Error(`bound ${b.param} is not a number or a date`);
-  const x = value;
-  const cmp = (k: SortKey): number => compareKeys([k[0] ?? null], [x], ['asc']);
+  const cmp = (k: SortKey): number => compareKeys([k[0] ?? null], [value], ['asc']);
   // Along the list the leading field ascends or descends; lower bounds (ge, gt) lie at its start when
   // it ascends, at its end when it descends, and upper bounds (le, lt) the other way round.
   const lower = b.op === 'ge' || b.op === 'gt';
