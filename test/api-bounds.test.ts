@@ -90,6 +90,12 @@ function recordBytes(target: string): number {
   return participantBytes(view) + eventPageBytes(body('/events')!) + historyPageBytes(body('/history')!) + 100;
 }
 
+/** The facet buckets of a body's `facets` (ListMeta, ParticipantStats): 40 B each besides its value and label. */
+const facetBytes = (b: Json): number =>
+  Object.values(obj(b.facets)).reduce<number>((n, list) => n + sum(arr(list), (x) => 40 + size(x.value) + size(x.label ?? '')), 0);
+/** The facet cube (src/api/participants/facets.ts), read by the list's first pages. */
+const cubeBytes = (): number => fs.statSync(path.join(out, 'i', 'participants.cube.json')).size;
+
 const BOUNDS: Record<RouteId, Bound> = {
   health: { body: '100 B', bodyMax: fixed(100), reads: 'none', files: fixed(0), bytes: fixed(0) },
   'health.db': { body: '200 B', bodyMax: fixed(200), reads: '1 file, its first 4 KiB (manifest.json)', files: fixed(1), bytes: fixed(4 * KIB) },
@@ -128,11 +134,11 @@ const BOUNDS: Record<RouteId, Bound> = {
   },
   'participants.list': {
     cap: lim(LIMIT_MAX),
-    body: '40,000 (meta: 6 facets of ≤ 100 buckets) + 700 × items',
-    bodyMax: (b) => 40_000 + 700 * items(b).length,
-    reads: `≤ 50 files: the main root; ≤ ${POSTING_VALUES_MAX} posting roots each of smp and ap; ≤ ${SEARCH_TRIGRAMS_MAX} trigram roots; a small set (≤ ${POSTING_VALUES_MAX} roots, ≤ 16 chunks), or a walk or identifier lookup (≤ 4 index nodes, 3 chunks); the stats file`,
+    body: '2,000 + Σ facet buckets (40 + bytes of value and label) + 700 × items',
+    bodyMax: (b) => 2_000 + facetBytes(obj(b.meta)) + 700 * items(b).length,
+    reads: `≤ 50 files: the main root; ≤ ${POSTING_VALUES_MAX} posting roots each of smp and ap; ≤ ${SEARCH_TRIGRAMS_MAX} trigram roots; a small set (≤ ${POSTING_VALUES_MAX} roots, ≤ 16 chunks), or a walk or identifier lookup (≤ 4 index nodes, 3 chunks); on a first page the facet cube`,
     files: fixed(1 + 2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1),
-    bytes: fixed((2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1) * LIST_FILE_MAX + 40_000),
+    bytes: () => (2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1) * LIST_FILE_MAX + cubeBytes(),
   },
   'participants.detail': {
     body: PARTICIPANT_BODY,
@@ -157,7 +163,7 @@ const BOUNDS: Record<RouteId, Bound> = {
     files: fixed(9),
     bytes: (_b, target) => recordBytes(target) + 8 * LIST_FILE_MAX,
   },
-  'stats.participants': exact('40,000 (6 facets of ≤ 100 buckets)', fixed(40_000)),
+  'stats.participants': exact('200 + Σ facet buckets (40 + bytes of value and label)', (b) => 200 + facetBytes(b)),
   'providers.list': exact('200 + Σ providers (500 + 80 × hostnames)', (b) => 200 + sum(items(b), (p) => 500 + 80 * arr(p.hostnames).length)),
   'providers.detail': exact('600 + Σ seats (100 + 150 × hosts)', (b) => 600 + sum(arr(b.seats), (s) => 100 + 150 * arr(s.hosts).length)),
   'aps.list': exact('200 + Σ providers (250 + 15 × seats)', (b) => 200 + sum(items(b), (a) => 250 + 15 * arr(a.seats).length)),

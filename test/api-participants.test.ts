@@ -164,6 +164,42 @@ function everyMatch(q: Record<string, string>): string[] {
   return allItems(p.sort).filter((i) => itemMatches(i, p, search)).map((i) => i.id);
 }
 
+/** Every participant matching a request's filters and search (the test's own reading of the rules). */
+function matchingItems(q: Record<string, string>): ParticipantListItem[] {
+  const url = new URL(`/v1/participants${qs(q)}`, BASE);
+  const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
+  if (!parsed.ok) throw new Error(`bad request ${url}`);
+  const p = parsed.params;
+  const search = p.q === undefined ? null : classifySearch(p.q);
+  return allItems(p.sort).filter((i) => itemMatches(i, p, search));
+}
+
+type Meta = { filter_count: number | null; facets_without_q?: boolean; facets: Record<string, Array<{ value: string; count: number; label?: string }>> };
+
+/** Facet buckets [value, count] per facet, by count descending then value, from items (no label). */
+function facetsOfItems(items: readonly ParticipantListItem[]): Record<string, Array<[string, number]>> {
+  const dims: Record<string, (i: ParticipantListItem) => string | null> = {
+    country: (i) => i.country,
+    scheme: (i) => i.scheme,
+    registered: (i) => String(i.registered),
+    provenance: (i) => i.provenance,
+    smp: (i) => i.smp,
+    ap: (i) => i.ap_seat_id,
+  };
+  const out: Record<string, Array<[string, number]>> = {};
+  for (const [dim, get] of Object.entries(dims)) {
+    const m = new Map<string, number>();
+    for (const i of items) {
+      const v = get(i);
+      if (v !== null) m.set(v, (m.get(v) ?? 0) + 1);
+    }
+    out[dim] = [...m].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+  return out;
+}
+
+const bucketsOf = (meta: Meta): Record<string, Array<[string, number]>> => Object.fromEntries(Object.entries(meta.facets).map(([k, v]) => [k, v.map((b): [string, number] => [b.value, b.count])]));
+
 /** The sort key a list cursor continues after. */
 function cursorKey(cursor: string): unknown {
   const url = new URL(`/v1/participants?sort=name.asc&cursor=${cursor}`, BASE);
@@ -333,44 +369,58 @@ describe('participants.list', () => {
     expect(seen).toEqual(expected);
   });
 
-  it('filter_count: exact for one dimension and small sets, capped flag false on the demo, null for broad intersections', async () => {
-    const one = (await same('/v1/participants?registered=true')).body as { meta: { filter_count: number; filter_count_capped: boolean } };
-    expect(one.meta.filter_count).toBe(db.prepare('SELECT count(*) FROM participant_list WHERE registered = 1').pluck().get());
-    expect(one.meta.filter_count_capped).toBe(false);
-    const broad = (await same('/v1/participants?registered=true&provenance=directory')).body as { meta: { filter_count: number | null } };
-    const broadSize = db.prepare("SELECT count(*) FROM participant_list WHERE registered = 1 AND provenance = 'directory'").pluck().get() as number;
-    // Two dimensions without a small candidate set: null (the budget rule), never an error.
-    expect(broadSize).toBeGreaterThan(0);
-    expect(broad.meta.filter_count).toBeNull();
-    // The smallest serving seat: a small candidate set makes the count exact under any other filter.
-    const seat = db.prepare('SELECT ap_seat_id FROM participant_list WHERE ap_seat_id IS NOT NULL GROUP BY 1 ORDER BY count(*), 1 LIMIT 1').pluck().get() as string;
-    const seatSize = db.prepare('SELECT count(*) FROM participant_list WHERE ap_seat_id = ?').pluck().get(seat) as number;
-    expect(seatSize).toBeLessThanOrEqual(SMALL_SET_MAX);
-    const withSeat = (await same(`/v1/participants?registered=true&ap=${seat}`)).body as { meta: { filter_count: number } };
-    expect(withSeat.meta.filter_count).toBe(db.prepare('SELECT count(*) FROM participant_list WHERE registered = 1 AND ap_seat_id = ?').pluck().get(seat));
-    // A large single dimension (beyond the small-set size) is counted from the stored per-value counts.
-    const smp = db.prepare('SELECT smp FROM participant_list WHERE smp IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1').pluck().get() as string;
-    const smpSize = db.prepare('SELECT count(*) FROM participant_list WHERE smp = ?').pluck().get(smp) as number;
-    expect(smpSize).toBeGreaterThan(SMALL_SET_MAX);
-    const bySmp = (await same(`/v1/participants?smp=${smp}`)).body as { meta: { filter_count: number } };
-    expect(bySmp.meta.filter_count).toBe(smpSize);
+  it('filter_count and facets: exact for any filter combination without a search, the facets those of the matches with every value', async () => {
+    const facetArb = fc.record({
+      country: listOf(() => S.countries, 'XX'),
+      scheme: listOf(() => S.schemes, '9999'),
+      smp: listOf(() => S.smps, 'smp.unknown.example'),
+      ap: listOf(() => S.seats, 'PZZ999999'),
+      registered: fc.option(fc.constantFrom('true', 'false'), { nil: undefined, freq: 2 }),
+      provenance: fc.option(fc.constantFrom('directory', 'discovered'), { nil: undefined, freq: 2 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(facetArb, async (q) => {
+        const filters = Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined)) as Record<string, string>;
+        const meta = ((await same(`/v1/participants${qs(filters)}`)).body as { meta: Meta }).meta;
+        const matches = matchingItems(filters);
+        expect(meta.filter_count).toBe(Object.keys(filters).length === 0 ? null : Math.min(matches.length, FILTER_COUNT_CAP));
+        expect(meta.facets_without_q).toBeUndefined();
+        expect(bucketsOf(meta)).toEqual(facetsOfItems(matches));
+      }),
+      { numRuns: 60 },
+    );
   });
 
-  it('a list filter of more than POSTING_VALUES_MAX values is matched item by item: same items, filter_count exact from stored counts or null', async () => {
-    // The smallest seats: as one small set they would be read value by value; with one value more than the cap they are not.
-    const col = (sql: string): string[] => db.prepare(sql).pluck().all() as string[];
-    const seats = col('SELECT ap_seat_id FROM participant_list WHERE ap_seat_id IS NOT NULL GROUP BY 1 ORDER BY count(*), 1').slice(0, POSTING_VALUES_MAX + 1);
-    expect(seats).toHaveLength(POSTING_VALUES_MAX + 1);
-    const inList = (n: number) => db.prepare(`SELECT count(*) FROM participant_list WHERE ap_seat_id IN (${seats.slice(0, n).map(() => '?').join(',')})`).pluck().get(...seats.slice(0, n)) as number;
-    const capped = (await same(`/v1/participants?ap=${seats.slice(0, POSTING_VALUES_MAX).join(',')}&limit=200`)).body as { items: unknown[]; meta: { filter_count: number | null } };
-    expect(capped.meta.filter_count).toBe(inList(POSTING_VALUES_MAX));
-    const over = (await same(`/v1/participants?ap=${seats.join(',')}&limit=200`)).body as { items: Array<{ ap_seat_id: string }>; meta: { filter_count: number | null } };
-    expect(over.meta.filter_count).toBeNull();
-    for (const i of over.items) expect(seats).toContain(i.ap_seat_id);
-    // Countries are counted from the main list's per-value counts, whatever their number.
-    const countries = col('SELECT DISTINCT country FROM participant_list WHERE country IS NOT NULL ORDER BY 1').slice(0, POSTING_VALUES_MAX + 2);
-    const byCountry = (await same(`/v1/participants?country=${countries.join(',')}`)).body as { meta: { filter_count: number | null } };
-    expect(byCountry.meta.filter_count).toBe(db.prepare(`SELECT count(*) FROM participant_list WHERE country IN (${countries.map(() => '?').join(',')})`).pluck().get(...countries));
+  it('the issue\'s cases: two facet filters counted; a country filter leaves only that country\'s schemes; more than 8 values counted', async () => {
+    const broad = ((await same('/v1/participants?registered=true&provenance=directory')).body as { meta: Meta }).meta;
+    expect(broad.filter_count).toBe(db.prepare("SELECT count(*) FROM participant_list WHERE registered = 1 AND provenance = 'directory'").pluck().get());
+    const two = ((await same('/v1/participants?country=BE&registered=false')).body as { meta: Meta }).meta;
+    expect(two.filter_count).toBe(db.prepare("SELECT count(*) FROM participant_list WHERE country = 'BE' AND registered = 0").pluck().get());
+    const be = ((await same('/v1/participants?country=BE')).body as { meta: Meta }).meta;
+    const beSchemes = db.prepare("SELECT scheme, count(*) FROM participant_list WHERE country = 'BE' GROUP BY 1 ORDER BY 2 DESC, 1").raw().all() as Array<[string, number]>;
+    expect(be.facets.scheme!.map((b) => [b.value, b.count])).toEqual(beSchemes);
+    expect(be.facets.country!.map((b) => b.value)).toEqual(['BE']);
+    // Every seat of the network is a bucket of the unfiltered facets (no top-N cut), labelled when curated.
+    const all = ((await same('/v1/participants?sort=name.asc')).body as { meta: Meta }).meta;
+    expect(all.facets.ap).toHaveLength(new Set(S.seats).size);
+    expect(all.facets.ap!.some((b) => b.label !== undefined)).toBe(true);
+    expect(all.facets.scheme!.every((b) => b.label !== undefined)).toBe(true);
+    // A seat filter of more values than POSTING_VALUES_MAX is counted like any other.
+    const seats = S.seats.slice(0, POSTING_VALUES_MAX + 3);
+    const over = ((await same(`/v1/participants?ap=${seats.join(',')}`)).body as { meta: Meta }).meta;
+    expect(over.filter_count).toBe(db.prepare(`SELECT count(*) FROM participant_list WHERE ap_seat_id IN (${seats.map(() => '?').join(',')})`).pluck().get(...seats));
+  });
+
+  it('a search: counted with its facets when its candidates are read whole; else filter_count null and the facets of the filters, flagged', async () => {
+    const id = S.pids[5]!;
+    const byId = ((await same(`/v1/participants?q=${encodeURIComponent(id)}`)).body as { meta: Meta }).meta;
+    expect(byId.filter_count).toBe(1);
+    expect(bucketsOf(byId)).toEqual(facetsOfItems(matchingItems({ q: id })));
+    // A one-letter search has no trigram: a walk of the main list; its matches are not counted.
+    const wide = ((await same('/v1/participants?q=a&country=BE')).body as { meta: Meta }).meta;
+    expect(wide.filter_count).toBeNull();
+    expect(wide.facets_without_q).toBe(true);
+    expect(bucketsOf(wide)).toEqual(facetsOfItems(matchingItems({ country: 'BE' })));
   });
 
   it('400s: invalid sort, registered, provenance, limit, cursor; a cursor of another order', async () => {

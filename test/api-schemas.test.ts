@@ -49,7 +49,7 @@ const SPEC: Record<string, string> = {
   ParticipantHistoryPage: 'items next_cursor|null',
   ParticipantListItem: 'id scheme value name|null country|null registered smp|null ap_seat_id|null ap_provider|null provenance first_seen_at',
   FacetBucket: 'value count label?',
-  ListMeta: 'total_count total_count_estimated filter_count|null filter_count_capped? facets',
+  ListMeta: 'total_count total_count_estimated filter_count|null filter_count_capped? facets facets_without_q?',
   ParticipantListPage: 'items next_cursor|null prev_cursor|null meta?',
   ParticipantStats: 'total_count refreshed_at facets',
   'ParticipantStats.facets': 'country scheme registered provenance smp ap',

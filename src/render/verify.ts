@@ -4,7 +4,8 @@
 //   chunk's items against the item schema of the route's page resource;
 // - every reference resolves: index entries -> chunks and inner nodes; an anomaly's event_refs ->
 //   events of the event feed; a participant's seats -> seat files; a participant's stored events or
-//   history list -> the first page in its record; snapshot.json, openapi.json present;
+//   history list -> the first page in its record; snapshot.json, openapi.json present; the facet cube
+//   counts the participant list and gives its default page's facets;
 // - a participant's record (src/api/participants/record.ts) holds a valid detail and first pages, and the
 //   participant has no other object under v1/participants (its pages are in the record).
 import { createHash } from 'node:crypto';
@@ -25,6 +26,7 @@ import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participants/record.js';
+import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube } from '../api/participants/facets.js';
 
 export interface VerifyProblem {
   path: string;
@@ -156,12 +158,14 @@ export function verifySnapshot(outDir: string): VerifySummary {
       const f = read(e.path);
       if (!f) fail(e.path, 'listed in the manifest but missing');
       else if (f.length !== e.bytes || createHash('sha256').update(f).digest('hex') !== e.sha256) fail(e.path, 'sha256 or size differs from the manifest');
+      if (e.path === CUBE_PATH) continue; // not a list: checked below
       if (e.path.startsWith('i/')) roots.push(e.path);
       else if (e.path.startsWith('v1/') && e.path.endsWith('.json')) exact.push(e.path);
     }
   }
   if (sum.files !== manifest.files) fail('manifest.json', `lists ${manifest.files} files, shards hold ${sum.files}`);
   for (const need of ['snapshot.json', 'openapi.json', '.well-known/api-catalog']) if (!listed.has(need)) fail(need, 'missing from the manifest');
+  if (listed.has('v1/participants.json') && !listed.has(CUBE_PATH)) fail(CUBE_PATH, 'missing from the manifest (the participant list has no facet cube)');
 
   const eventIds = new Set<string>();
   const anomalyRefs: Array<{ path: string; ids: string[] }> = [];
@@ -254,6 +258,19 @@ export function verifySnapshot(outDir: string): VerifySummary {
     };
     visit(root.entries, root.level);
     if (count !== root.count) fail(rootPath, `index count ${root.count}, chunks hold ${count}`);
+  }
+
+  // The facet cube counts every participant of the list once, and gives the default page's facets.
+  if (listed.has(CUBE_PATH) && listed.has('v1/participants.json')) {
+    sum.references++;
+    const cube = json(CUBE_PATH);
+    const page = json('v1/participants.json') as { meta?: { total_count: number; facets: unknown } };
+    if (!isFacetCube(cube)) fail(CUBE_PATH, `is not a ${CUBE_FORMAT}`);
+    else {
+      const all = cubeCounts(cube, {});
+      if (all.total !== page.meta?.total_count) fail(CUBE_PATH, `counts ${all.total} participants, the list ${page.meta?.total_count ?? 'none'}`);
+      else if (JSON.stringify(all.buckets()) !== JSON.stringify(page.meta.facets)) fail(CUBE_PATH, "its facets differ from the default page's");
+    }
   }
 
   if (eventIds.size > 0) {

@@ -11,8 +11,9 @@ import { orderDirs, orderOf, sortKeyOf } from '../routes/request.js';
 import { ROUTES } from '../routes/table.js';
 import type { OrderSpec } from '../routes/types.js';
 import { FILTER_COUNT_CAP, PARTICIPANT_SORTS } from '../schemas/constants.js';
-import type { FacetBucket, ListMeta, ParticipantListItem, ParticipantListPage } from '../schemas/index.js';
+import type { ListMeta, ParticipantListItem, ParticipantListPage } from '../schemas/index.js';
 import { parseParticipantId } from '../../feeds/ids.js';
+import type { FacetCounter, FacetDimension } from './facets.js';
 import { nextCursor } from '../page.js';
 
 export const LIST_ROUTE = 'participants.list';
@@ -251,12 +252,19 @@ export function listPage(sort: ParticipantSort, items: ParticipantListItem[], ne
   return page;
 }
 
-/** `meta`: total = the stored list's count (exact: total_count_estimated false), facets network-wide. */
-export function listMeta(total: number, filterCount: number | null, facets: Record<string, FacetBucket[]>): ListMeta {
-  const meta: ListMeta = { total_count: total, total_count_estimated: false, filter_count: null, facets };
-  if (filterCount !== null) {
-    meta.filter_count = Math.min(filterCount, FILTER_COUNT_CAP);
-    meta.filter_count_capped = filterCount > FILTER_COUNT_CAP;
+/**
+ * `meta` (docs/snapshot-format.md "Counts and facets"): `total` is the list's count (exact);
+ * `filter_count` is null without filters and search, and when `counted` is null (a search whose
+ * matches were not counted); else `counted`'s total, capped. `counted` (or, for an uncounted search,
+ * `filtersOnly`: the filter matches without the search) gives the facets.
+ */
+export function listMeta(p: ListParams, total: number, mode: MetaMode, counter: FacetCounter): ListMeta {
+  const meta: ListMeta = { total_count: total, total_count_estimated: false, filter_count: null, facets: counter.buckets() };
+  const filtered = p.q !== undefined || activeDimensions(p).length > 0;
+  if (mode === 'filters') meta.facets_without_q = true;
+  else if (filtered) {
+    meta.filter_count = Math.min(counter.total, FILTER_COUNT_CAP);
+    meta.filter_count_capped = counter.total > FILTER_COUNT_CAP;
   }
   return meta;
 }
@@ -310,26 +318,24 @@ export function planList(p: ListParams, search: Search | null, rarest: RarestTri
 }
 
 /**
- * How `filter_count` is obtained:
- * - 'none': no filter and no search: null (spec);
- * - 'set': a small candidate set (planList): counted exactly;
- * - 'facet': no search and exactly one facet dimension: the sum of the stored per-value counts;
- * - 'null': anything else (counting would need an intersection beyond the budget): null.
+ * Where `meta` is counted from (docs/snapshot-format.md "Counts and facets"):
+ * - 'cube': no search: the facet cube (every filter combination is a set of its cells);
+ * - 'set': a search answered from a small candidate set: the set's matches, read whole;
+ * - 'filters': a search answered by a walk: its matches are not counted (filter_count null); the
+ *   facets count the filter matches (the cube) and say so (`facets_without_q`).
  */
-export type FilterCountMode = 'none' | 'set' | 'facet' | 'null';
+export type MetaMode = 'cube' | 'set' | 'filters';
 
-export function filterCountMode(p: ListParams, search: Search | null, plan: ListPlan): FilterCountMode {
-  const dims = activeDimensions(p);
-  if (search === null && dims.length === 0) return 'none';
-  if (plan.kind === 'set') return 'set';
-  if (search === null && dims.length === 1 && facetCountable(p, dims[0]!)) return 'facet';
-  return 'null';
+export function metaMode(search: Search | null, plan: ListPlan): MetaMode {
+  if (search === null) return 'cube';
+  return plan.kind === 'set' ? 'set' : 'filters';
 }
 
-/** True when one dimension's count is a sum of stored counts: the main list's (country, scheme, registered, provenance) or the posting roots of at most POSTING_VALUES_MAX values. */
-function facetCountable(p: ListParams, dim: FilterDimension): boolean {
-  // Widened for includes(): MAIN_FACET_FIELDS is a subset of the filter dimensions.
-  return (MAIN_FACET_FIELDS as readonly string[]).includes(dim) || acceptedValues(p, dim).length <= POSTING_VALUES_MAX;
+/** The accepted values of each active facet dimension (the cube's filter). */
+export function facetAccepts(p: ListParams): Partial<Record<FacetDimension, readonly string[]>> {
+  const out: Partial<Record<FacetDimension, readonly string[]>> = {};
+  for (const d of activeDimensions(p)) out[d] = acceptedValues(p, d);
+  return out;
 }
 
 /**
@@ -378,14 +384,14 @@ export function setPage(
   p: ListParams,
   search: Search | null,
   order: OrderSpec,
-): { items: ParticipantListItem[]; nextKey: SortKey | null; count: number } {
+): { items: ParticipantListItem[]; nextKey: SortKey | null; matches: ParticipantListItem[] } {
   const dirs = orderDirs(order);
   const after = keysAfter(dirs, p.cursor?.key);
   const all = candidates.filter((i) => itemMatches(i, p, search)).map((item) => ({ item, key: listKey(order, item) }));
   all.sort((a, b) => compareKeys(a.key, b.key, dirs));
   const rest = all.filter((e) => after(e.key));
   const page = rest.slice(0, p.limit);
-  return { items: page.map((e) => e.item), nextKey: rest.length > p.limit ? page[page.length - 1]!.key : null, count: all.length };
+  return { items: page.map((e) => e.item), nextKey: rest.length > p.limit ? page[page.length - 1]!.key : null, matches: all.map((e) => e.item) };
 }
 
 /** Active posting dimensions of a request. */

@@ -6,14 +6,15 @@ import type { Db } from '../../db/index.js';
 import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
 import type { ParamsOf } from '../handlers.js';
 import type { SortKey } from '../sort-keys.js';
-import { acceptedValues, activeDimensions, classifySearch, EVENTS_ROUTE, filterCountMode, foldName, PageCollector, planList, plannedPostingDimensions, searchTrigrams, WALK_WINDOW, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type ListPlan, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
+import { acceptedValues, activeDimensions, classifySearch, EVENTS_ROUTE, foldName, metaMode, PageCollector, planList, plannedPostingDimensions, searchTrigrams, WALK_WINDOW, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type ListPlan, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
 import type { OrderSpec } from '../routes/types.js';
-import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
+import type { ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
 import type { Queries, QueryFn } from '../query/types.js';
 import { afterSql, keysetOf, orderBySql } from '../query/keyset.js';
 import { apiTs, apiTsOrNull } from '../time.js';
 import { pageBody } from '../page.js';
+import { FacetCounter, type FacetTuple } from './facets.js';
 
 // ---------------------------------------------------------------------------------------------
 // Rows -> spec objects
@@ -159,8 +160,24 @@ function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
   return out;
 }
 
-export function listFacets(db: Db, nowMs: number): Record<string, FacetBucket[]> {
-  return statsOf(db, nowMs).facets;
+/**
+ * The facet tuples of participant_list with their counts, under WHERE conditions (every tuple without).
+ * The renderer's facet cube is this without conditions.
+ */
+export function facetTupleRows(db: Db, conds: readonly string[] = [], args: readonly unknown[] = []): Array<{ tuple: FacetTuple; count: number }> {
+  const rows = db
+    .prepare(`SELECT country, scheme, CASE registered WHEN 1 THEN 'true' ELSE 'false' END, provenance, smp, ap_seat_id, count(*) FROM participant_list ${where(conds)} GROUP BY 1, 2, 3, 4, 5, 6`)
+    .raw()
+    .all(...args) as Array<[string | null, string, string, string, string | null, string | null, number]>;
+  return rows.map((r) => ({ tuple: [r[0], r[1], r[2], r[3], r[4], r[5]], count: r[6] }));
+}
+
+/** The count and facets of the participants matching WHERE conditions, straight from SQL. */
+function countsSql(db: Db, conds: readonly string[], args: readonly unknown[], everyTuple?: ReturnType<typeof facetTupleRows>): FacetCounter {
+  const counter = new FacetCounter();
+  counter.labelAp(curatedSeatNames(db));
+  for (const r of conds.length === 0 && everyTuple !== undefined ? everyTuple : facetTupleRows(db, conds, args)) counter.add(r.tuple, r.count);
+  return counter;
 }
 
 /** The condition selecting a walk's source list (the main list: every participant). */
@@ -177,7 +194,11 @@ function sourceSql(db: Db, plan: ListPlan & { kind: 'walk' }): { conds: string[]
 }
 
 /** The list answer for canonical parameters. */
-export function participantsList(db: Db, params: ParamsOf<'participants.list'>, nowMs: number): ApiResult {
+/**
+ * `everyTuple`: facetTupleRows(db) when the caller has it (the renderer, which also writes it as the
+ * facet cube), so that the default page does not group the list a second time (10.6 s at `peppol`).
+ */
+export function participantsList(db: Db, params: ParamsOf<'participants.list'>, nowMs: number, everyTuple?: ReturnType<typeof facetTupleRows>): ApiResult {
   // The route's parsed parameters are the canonical list parameters (sort and limit always present).
   const p: ListParams = params;
   const order = listOrder(p.sort);
@@ -212,9 +233,10 @@ export function participantsList(db: Db, params: ParamsOf<'participants.list'>, 
   let meta;
   if (p.cursor === undefined) {
     const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
-    const mode = filterCountMode(p, search, plan);
-    const count = mode === 'set' || mode === 'facet' ? (db.prepare(`SELECT count(*) FROM participant_list ${where(conds)}`).pluck().get(...args) as number) : null;
-    meta = listMeta(total, count, listFacets(db, nowMs));
+    const mode = metaMode(search, plan);
+    // An uncounted search: the facets of the filter matches (the conditions without the search).
+    const counted = mode === 'filters' ? filterSql(db, p, null) : { conds, args };
+    meta = listMeta(p, total, mode, countsSql(db, counted.conds, counted.args, everyTuple));
   }
   return ok(listPage(p.sort, items, nextKey, meta));
 }

@@ -115,7 +115,11 @@ export const ListMeta = z
     total_count_estimated: z.boolean(),
     filter_count: Count.max(FILTER_COUNT_CAP).nullable().describe('bounded exact count when a filter or search is active, else null'),
     filter_count_capped: z.boolean().optional().describe('true when filter_count is the cap (a floor)'),
-    facets: z.record(z.string(), z.array(FacetBucket)),
+    facets: z.record(z.string(), z.array(FacetBucket)).describe('every value of each facet among the matches (filters and search), by count descending: every participant without filter or search'),
+    facets_without_q: z
+      .boolean()
+      .optional()
+      .describe('true when the search was not counted (filter_count null): the facets then count the participants matching the filters without the search'),
   })
   .refine((m) => m.filter_count_capped !== true || m.filter_count === FILTER_COUNT_CAP, 'filter_count_capped is true only when filter_count equals the cap');
 

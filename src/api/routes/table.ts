@@ -284,7 +284,7 @@ export const ROUTES = {
     path: '/v1/participants',
     tag: 'participants',
     summary: 'Participants',
-    description: 'Keyset-paginated participant list with filters and search; `meta` (counts and facets) on the first page only. A filtered page examines at most 256 participants of its source list and may hold fewer than `limit` items (even none) with a `next_cursor`: follow it until it is null. A list filter of more than 8 values is matched item by item (a lone `smp` or `ap` filter of more values then has `filter_count` null), and a name search looks up at most 8 of its trigrams.',
+    description: 'Keyset-paginated participant list with filters and search; `meta` (counts and facets) on the first page only. A filtered page examines at most 256 participants of its source list and may hold fewer than `limit` items (even none) with a `next_cursor`: follow it until it is null. A list filter of more than 8 values is matched item by item, and a name search looks up at most 8 of its trigrams. `meta.filter_count` and `meta.facets` count the matches exactly (every facet value, by count) for any filter combination; a search is counted when its candidates are read whole, else `filter_count` is null and the facets count the filter matches (`facets_without_q`).',
     params: {
       sort: queryDefault(enumType(PARTICIPANT_SORTS), 'first_seen.desc', 'Order: first_seen.desc (default), first_seen.asc, name.asc, name.desc, country.asc, country.desc.'),
       country: query(listType('countries', countryItem, false), 'Comma-separated ISO country codes (current card country).'),

@@ -9,7 +9,7 @@ import { isoTime } from '../hosts/time.js';
 import { identityOf } from '../providers/identity.js';
 import { parseEndpointSet } from './endpoints.js';
 import type { Fact } from './derive.js';
-import { schemeLabel } from './schemes.js';
+import { schemeLabel } from '../../api/participants/schemes.js';
 import { STATS_FACETS, type StatsFacet } from './stats.js';
 
 export interface Keyed<T, K> {
@@ -412,12 +412,9 @@ export function* participantList(db: Db, q: ParticipantListQuery = {}): Generato
 // ---------------------------------------------------------------------------------------------------
 // Statistics.
 
-/** Buckets per facet in ParticipantStats (the largest ones). */
-export const STATS_TOP_N = 100;
-
 /**
- * ParticipantStats from the stats step's tables: every facet's buckets by count DESC, value ASC, the
- * STATS_TOP_N largest. refreshed_at is the latest participant observation the counts include (nowMs
+ * ParticipantStats from the stats step's tables: every facet's buckets by count DESC, value ASC, every
+ * value (no top-N cut). refreshed_at is the latest participant observation the counts include (nowMs
  * before any participant was observed).
  */
 export function participantStats(db: Db, nowMs: number): ParticipantStats {
@@ -427,7 +424,7 @@ export function participantStats(db: Db, nowMs: number): ParticipantStats {
   const apSeats: string[] = [];
   for (const r of rows) {
     const list = facets[r.facet];
-    if (list === undefined || list.length >= STATS_TOP_N) continue;
+    if (list === undefined) continue;
     list.push({ value: r.value, count: r.count });
     if (r.facet === 'ap') apSeats.push(r.value);
   }

@@ -2,11 +2,12 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and windows) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, classifySearch, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, filterCountMode, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, classifySearch, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
-import type { FacetBucket, ParticipantListItem, ParticipantStats, ParticipantView } from '../../api/schemas/index.js';
+import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
+import { CUBE_PATH, cubeCounts, FacetCounter, isFacetCube } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { Source } from './source.js';
@@ -106,11 +107,10 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     }
   }
   const plan = planList(p, search, rarest, postingTotals);
-  const mode = filterCountMode(p, search, plan);
 
   let items: ParticipantListItem[];
   let nextKey: SortKey | null;
-  let count: number | null = null;
+  let matches: ParticipantListItem[] = [];
   if (plan.kind === 'set') {
     let candidates: ParticipantListItem[];
     if (plan.source === 'ids') {
@@ -125,8 +125,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       candidates = (page.items as StoredParticipant[]).map(expandParticipant);
     } else if (plan.source === 'trigram') candidates = await readAll(rarestList);
     else candidates = (await Promise.all((await postingLists.get(plan.dim)!()).map(readAll))).flat();
-    const page = setPage(candidates, p, search, order);
-    ({ items, nextKey, count } = page);
+    ({ items, nextKey, matches } = setPage(candidates, p, search, order));
   } else {
     // A window of the source list in the requested order (PageCollector).
     let source: ListReader | null;
@@ -140,17 +139,21 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     }
     items = collector.items;
     nextKey = collector.nextKey;
-    if (mode === 'facet') {
-      const d = activeDimensions(p)[0]!;
-      count = (MAIN_FACET_FIELDS as readonly string[]).includes(d) ? sumCounts(main.root.counts?.[d], acceptedValues(p, d)) : postingTotals.get(d as PostingDimension)!;
-    }
   }
 
   let meta;
   if (p.cursor === undefined) {
-    const stats = await src.requireExact<ParticipantStats>(['v1', 'stats', 'participants']);
-    const facets: Record<string, FacetBucket[]> = stats.facets;
-    meta = listMeta(main.root.count, mode === 'set' || mode === 'facet' ? count : null, facets);
+    const mode = metaMode(search, plan);
+    let counter: FacetCounter;
+    if (mode === 'set') {
+      counter = new FacetCounter();
+      for (const i of matches) counter.addItem(i);
+    } else {
+      const cube = await src.json<unknown>(CUBE_PATH);
+      if (!isFacetCube(cube)) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
+      counter = cubeCounts(cube, facetAccepts(p));
+    }
+    meta = listMeta(p, main.root.count, mode, counter);
   }
   return ok(listPage(p.sort, items, nextKey, meta));
 };

@@ -27,8 +27,9 @@ import {
   type StoredParticipant,
 } from '../../api/participants/plan.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
+import { CUBE_PATH, cubeOf } from '../../api/participants/facets.js';
 import { orderDirs } from '../../api/routes/request.js';
-import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
+import { curatedSeatNames, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
 import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
 import type { RenderContext } from '../context.js';
@@ -81,10 +82,15 @@ function facetsOf(item: ParticipantListItem): Record<string, string[]> {
 export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = TRIGRAM_WRITERS_MAX): void {
   const { db } = ctx;
   const seatNames = curatedSeatNames(db);
+  // The facet cube (src/api/participants/facets.ts): the counts and facets of every first page without
+  // a search; the default page's facets are its sums.
+  const tuples = facetTupleRows(db);
+  ctx.sink.put(CUBE_PATH, ctx.serialise(cubeOf(tuples, seatNames)), 'application/json', 'mutable');
   const body = participantsList(
     db,
     { sort: DEFAULT_SORT, country: undefined, scheme: undefined, smp: undefined, ap: undefined, registered: undefined, provenance: undefined, q: undefined, limit: LIMIT_DEFAULT, cursor: undefined },
     ctx.nowMs,
+    tuples,
   );
   if (body.status !== 200) throw new Error('participants.list: default page is not 200');
   ctx.exact(['v1', 'participants'], body.body);
