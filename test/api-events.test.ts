@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anomalyCursor, anomalyEntryMayMatch, anomalyPlan, eventCursor, EVENT_CHUNK_MIN_ITEMS, type EventFeedMetaOut } from '../src/api/events/feed.js';
+import { anomalyCursor, anomalyEntryMayMatch, anomalyPlan, eventCursor, eventMeta, EVENT_CHUNK_MIN_ITEMS, META_SCAN_MAX, type EventFeedMetaOut } from '../src/api/events/feed.js';
 import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/api/params.js';
 import { listRootPath } from '../src/api/paths.js';
 import type { ListRoot } from '../src/edge/list-format.js';
@@ -300,6 +300,28 @@ describe('event feed', () => {
     expect(apSeat?.count ?? 0).toBe(direct);
     const hourly = (await both('events.list', {}, `since=${new Date(nowMs - 36 * 3_600_000).toISOString()}`)).body as FeedPage;
     expect(hourly.meta!.chart_bucket).toBe('hour');
+  });
+
+  it('two entity filters: counted when one is a participant; a seat and a host over 200 events say their counts were omitted', async () => {
+    // The participant with the most events, and a host related to them.
+    const [pid, host] = db
+      .prepare(`SELECT p.pid, h.hostname FROM events e JOIN participants p ON p.id = e.participant_id JOIN event_hosts h ON h.event_id = e.id GROUP BY p.id, h.hostname ORDER BY count(*) DESC, 1, 2 LIMIT 1`)
+      .raw()
+      .get() as [string, string];
+    const r = await both('events.list', {}, `participant=${encodeURIComponent(pid)}&host=${host}`);
+    expect(r.composed).toBe(r.oracle);
+    const meta = (r.body as FeedPage).meta!;
+    const direct = col<number>(`SELECT count(*) FROM events e JOIN participants p ON p.id = e.participant_id WHERE p.pid = '${pid}' AND e.id IN (SELECT event_id FROM event_hosts WHERE hostname = '${host}')`)[0]!;
+    expect(direct).toBeGreaterThan(0);
+    expect(meta.filter_count).toBe(direct);
+    expect(meta.chart_data.reduce((n, b) => n + b.count, 0)).toBe(direct);
+    expect(meta).not.toHaveProperty('counts_omitted');
+    // A seat and a host over more than META_SCAN_MAX events of the seat (none in the small demo): the
+    // counts are omitted, and the meta says so instead of looking like zero counts.
+    const omitted = eventMeta({ total: 1000, filterActive: true, types: undefined, hours: null, bucket: 'day' });
+    expect(omitted).toMatchObject({ filter_count: null, facets: {}, chart_data: [], counts_omitted: true });
+    expect(RESOURCE_SCHEMAS.EventFeedMeta.safeParse(omitted).success).toBe(true);
+    expect(col<number>(`SELECT count(*) FROM event_seats GROUP BY seat_id ORDER BY 1 DESC LIMIT 1`)[0]!).toBeLessThanOrEqual(META_SCAN_MAX);
   });
 
   it('400 problems of the event feed', async () => {

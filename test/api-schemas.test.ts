@@ -56,7 +56,7 @@ const SPEC: Record<string, string> = {
   AnomalyRef: 'id detector grade',
   GlobalEvent: 'id type hostname|null participant|null related_hosts observed_at payload anomalies',
   EventChartBucket: 'bucket_start count',
-  EventFeedMeta: 'total_count total_count_estimated filter_count|null facets chart_bucket chart_data',
+  EventFeedMeta: 'total_count total_count_estimated filter_count|null facets chart_bucket chart_data counts_omitted?',
   EventFeedPage: 'items next_cursor|null prev_cursor|null meta?',
   AnomalyView: 'id detector grade target event_refs evidence observed_at acknowledged reason|null',
   AnomalyPage: 'items next_cursor|null',

@@ -22,8 +22,10 @@ export function feedKey(k: SortKey): FeedKey {
 }
 
 /**
- * Most partition events counted one by one for meta under two or more entity filters: about two
- * chunks of events (EVENT_CHUNK_MIN_ITEMS), so that a first page stays within a bounded read.
+ * Most events of a seat or host counted one by one for meta under both a `seat` and a `host` filter
+ * (without `participant`): about two chunks of events (EVENT_CHUNK_MIN_ITEMS), so that a first page
+ * stays within a bounded read. With a `participant` filter, its own events are counted whatever their
+ * number, as for that filter alone.
  */
 export const META_SCAN_MAX = 200;
 /** Windows up to this long chart by hour; up to CHART_DAY_MAX_MS by day; longer by week. */
@@ -82,6 +84,8 @@ export interface EventFeedMetaOut {
   facets: Record<string, FacetBucketOut[]>;
   chart_bucket: ChartBucket;
   chart_data: Array<{ bucket_start: string; count: number }>;
+  /** Present (true) only when the counts were not made: filter_count null, facets {} and chart_data [] then say nothing. */
+  counts_omitted?: true;
 }
 
 export interface MetaInput {
@@ -98,7 +102,7 @@ export interface MetaInput {
 /** EventFeedMeta from the counts (one implementation for oracle and shim). */
 export function eventMeta(m: MetaInput): EventFeedMetaOut {
   if (m.hours === null) {
-    return { total_count: m.total, total_count_estimated: false, filter_count: null, facets: {}, chart_bucket: m.bucket, chart_data: [] };
+    return { total_count: m.total, total_count_estimated: false, filter_count: null, facets: {}, chart_bucket: m.bucket, chart_data: [], counts_omitted: true };
   }
   const wanted = m.types ? new Set(m.types) : null;
   const byType = new Map<string, number>();

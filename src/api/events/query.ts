@@ -116,7 +116,7 @@ const COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload, (SELECT pid FR
 function hourCounts(db: Db, params: ParamsOf<'events.list'>): HourTypeCounts | null {
   const w = nonTypeWhere(params);
   const entities = (['participant', 'seat', 'host'] as const).filter((k) => params[k] !== undefined);
-  if (entities.length >= 2) {
+  if (entities.length >= 2 && params.participant === undefined) {
     // The events of the first entity filter inside the window, counted one by one by the shim.
     const first = entities[0]!;
     const only = nonTypeWhere({ [first]: params[first], since: params.since, until: params.until });

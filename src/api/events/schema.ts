@@ -25,6 +25,10 @@ export const EventFeedMeta = z.strictObject({
   facets: z.record(z.string(), z.array(FacetBucket)).describe('exact per-type counts under the non-type filters'),
   chart_bucket: ChartBucket.describe('chosen automatically'),
   chart_data: z.array(EventChartBucket).describe('timeline over the filtered window'),
+  counts_omitted: z
+    .literal(true)
+    .optional()
+    .describe('present only when the counts were not made (a seat and a host filter over more than 200 events): filter_count null, facets {} and chart_data [] are then no counts, not zeros'),
 });
 
 export const EventFeedPage = z.strictObject({

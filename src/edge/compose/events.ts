@@ -58,7 +58,7 @@ async function metaCounts(src: Source, f: EventFilters, bucket: ChartBucket): Pr
   if (partition[0] === 'participant' || entities >= 2) {
     let n = 0;
     for (const [t, c] of Object.entries(high)) n += c - (low[t] ?? 0);
-    if (entities >= 2 && n > META_SCAN_MAX) return null;
+    if (entities >= 2 && f.participant === undefined && n > META_SCAN_MAX) return null;
     const match = eventMatch(f);
     for await (const { key, item } of list.scan({ start: f.until === undefined ? undefined : (k) => (k[0] as number) <= f.until! })) {
       if (f.since !== undefined && (key[0] as number) < f.since) break;
