@@ -93,7 +93,7 @@ function recordBytes(target: string): number {
 /** The facet buckets of a body's `facets` (ListMeta, ParticipantStats): 40 B each besides its value and label. */
 const facetBytes = (b: Json): number =>
   Object.values(obj(b.facets)).reduce<number>((n, list) => n + sum(arr(list), (x) => 40 + size(x.value) + size(x.label ?? '')), 0);
-/** The facet cube (src/api/participants/facets.ts), read by the list's first pages. */
+/** The facet cube (src/api/participants/facets.ts), read by the list's first pages; a page reads it or at most 8 facet vectors, each smaller. */
 const cubeBytes = (): number => fs.statSync(path.join(out, 'i', 'participants.cube.json')).size;
 
 const BOUNDS: Record<RouteId, Bound> = {
@@ -136,7 +136,7 @@ const BOUNDS: Record<RouteId, Bound> = {
     cap: lim(LIMIT_MAX),
     body: '2,000 + Σ facet buckets (40 + bytes of value and label) + 700 × items',
     bodyMax: (b) => 2_000 + facetBytes(obj(b.meta)) + 700 * items(b).length,
-    reads: `≤ 50 files: the main root; ≤ ${POSTING_VALUES_MAX} posting roots each of smp and ap; ≤ ${SEARCH_TRIGRAMS_MAX} trigram roots; a small set (≤ ${POSTING_VALUES_MAX} roots, ≤ 16 chunks), or a walk or identifier lookup (≤ 4 index nodes, 3 chunks); on a first page the facet cube`,
+    reads: `≤ 50 files: the main root; ≤ ${POSTING_VALUES_MAX} posting roots each of smp and ap; ≤ ${SEARCH_TRIGRAMS_MAX} trigram roots; a small set (≤ ${POSTING_VALUES_MAX} roots, ≤ 16 chunks), or a walk or identifier lookup (≤ 4 index nodes, 3 chunks); on a first page the facet cube, or the facet vectors of a one-dimension filter`,
     files: fixed(1 + 2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1),
     bytes: () => (2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1) * LIST_FILE_MAX + cubeBytes(),
   },

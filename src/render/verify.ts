@@ -26,7 +26,7 @@ import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participants/record.js';
-import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube } from '../api/participants/facets.js';
+import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
 
 export interface VerifyProblem {
   path: string;
@@ -142,6 +142,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
   const manifest = JSON.parse(manifestBytes.toString('utf8')) as Manifest;
   const listed = new Set<string>();
   const roots: string[] = [];
+  const vectors: string[] = [];
   const exact: string[] = [];
   for (const shard of manifest.shards) {
     const body = read(shard.path);
@@ -159,6 +160,10 @@ export function verifySnapshot(outDir: string): VerifySummary {
       if (!f) fail(e.path, 'listed in the manifest but missing');
       else if (f.length !== e.bytes || createHash('sha256').update(f).digest('hex') !== e.sha256) fail(e.path, 'sha256 or size differs from the manifest');
       if (e.path === CUBE_PATH) continue; // not a list: checked below
+      if (e.path.startsWith(VECTORS_PREFIX)) {
+        vectors.push(e.path);
+        continue;
+      }
       if (e.path.startsWith('i/')) roots.push(e.path);
       else if (e.path.startsWith('v1/') && e.path.endsWith('.json')) exact.push(e.path);
     }
@@ -270,6 +275,15 @@ export function verifySnapshot(outDir: string): VerifySummary {
       const all = cubeCounts(cube, {});
       if (all.total !== page.meta?.total_count) fail(CUBE_PATH, `counts ${all.total} participants, the list ${page.meta?.total_count ?? 'none'}`);
       else if (JSON.stringify(all.buckets()) !== JSON.stringify(page.meta.facets)) fail(CUBE_PATH, "its facets differ from the default page's");
+      // The facet vectors are the cube's sums per value: one for every value, each with its bytes.
+      const want = new Map(vectorsOf(cube).map((v) => [vectorPath(v.dim, v.value), JSON.stringify(v.vector)]));
+      for (const rel of vectors) {
+        sum.references++;
+        const have = want.get(rel);
+        if (have === undefined) fail(rel, 'is the facet vector of no value of the cube');
+        else if (JSON.stringify(json(rel)) !== have) fail(rel, "differs from the cube's sums for its value");
+      }
+      if (vectors.length !== want.size) fail(CUBE_PATH, `has ${want.size} facet values, the snapshot ${vectors.length} facet vectors`);
     }
   }
 

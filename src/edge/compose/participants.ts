@@ -2,12 +2,12 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and windows) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, classifySearch, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, classifySearch, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
-import { CUBE_PATH, cubeCounts, FacetCounter, isFacetCube } from '../../api/participants/facets.js';
+import { CUBE_PATH, cubeCounts, FacetCounter, isFacetCube, isFacetVector, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { Source } from './source.js';
@@ -149,9 +149,21 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       counter = new FacetCounter();
       for (const i of matches) counter.addItem(i);
     } else {
-      const cube = await src.json<unknown>(CUBE_PATH);
-      if (!isFacetCube(cube)) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
-      counter = cubeCounts(cube, facetAccepts(p));
+      const dims = activeDimensions(p);
+      const values = dims.length === 1 ? acceptedValues(p, dims[0]!) : [];
+      if (dims.length === 1 && values.length <= POSTING_VALUES_MAX) {
+        // One dimension: the sum of its accepted values' vectors (a value without one has no participant).
+        counter = new FacetCounter();
+        for (const v of await Promise.all(values.map((value) => src.json<unknown>(vectorPath(dims[0]!, value))))) {
+          if (v === null) continue;
+          if (!isFacetVector(v)) throw new SnapshotFormatError(`malformed facet vector of ${dims[0]!}`);
+          counter.addVector(v);
+        }
+      } else {
+        const cube = await src.json<unknown>(CUBE_PATH);
+        if (!isFacetCube(cube)) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
+        counter = cubeCounts(cube, facetAccepts(p));
+      }
     }
     meta = listMeta(p, main.root.count, mode, counter);
   }

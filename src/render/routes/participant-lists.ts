@@ -27,7 +27,7 @@ import {
   type StoredParticipant,
 } from '../../api/participants/plan.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
-import { CUBE_PATH, cubeOf } from '../../api/participants/facets.js';
+import { CUBE_PATH, cubeOf, vectorPath, vectorsOf } from '../../api/participants/facets.js';
 import { orderDirs } from '../../api/routes/request.js';
 import { curatedSeatNames, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
 import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
@@ -85,7 +85,10 @@ export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = T
   // The facet cube (src/api/participants/facets.ts): the counts and facets of every first page without
   // a search; the default page's facets are its sums.
   const tuples = facetTupleRows(db);
-  ctx.sink.put(CUBE_PATH, ctx.serialise(cubeOf(tuples, seatNames)), 'application/json', 'mutable');
+  const cube = cubeOf(tuples, seatNames);
+  ctx.sink.put(CUBE_PATH, ctx.serialise(cube), 'application/json', 'mutable');
+  // Its sums per facet value: the counts and facets of a filter on one dimension.
+  for (const { dim, value, vector } of vectorsOf(cube)) ctx.sink.put(vectorPath(dim, value), ctx.serialise(vector), 'application/json', 'mutable');
   const body = participantsList(
     db,
     { sort: DEFAULT_SORT, country: undefined, scheme: undefined, smp: undefined, ap: undefined, registered: undefined, provenance: undefined, q: undefined, limit: LIMIT_DEFAULT, cursor: undefined },
