@@ -166,10 +166,10 @@ function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
  */
 export function facetTupleRows(db: Db, conds: readonly string[] = [], args: readonly unknown[] = []): Array<{ tuple: FacetTuple; count: number }> {
   const rows = db
-    .prepare(`SELECT country, scheme, CASE registered WHEN 1 THEN 'true' ELSE 'false' END, provenance, smp, ap_seat_id, count(*) FROM participant_list ${where(conds)} GROUP BY 1, 2, 3, 4, 5, 6`)
+    .prepare(`SELECT country, scheme, registered, provenance, smp, ap_seat_id, count(*) FROM participant_list ${where(conds)} GROUP BY country, scheme, registered, provenance, smp, ap_seat_id`)
     .raw()
-    .all(...args) as Array<[string | null, string, string, string, string | null, string | null, number]>;
-  return rows.map((r) => ({ tuple: [r[0], r[1], r[2], r[3], r[4], r[5]], count: r[6] }));
+    .all(...args) as Array<[string | null, string, number, string, string | null, string | null, number]>;
+  return rows.map((r) => ({ tuple: [r[0], r[1], r[2] === 1 ? 'true' : 'false', r[3], r[4], r[5]], count: r[6] }));
 }
 
 /** The count and facets of the participants matching WHERE conditions, straight from SQL. */
