@@ -233,14 +233,19 @@ const qArb: fc.Arbitrary<string> = fc.oneof(
   fc.tuple(pick(() => S.names), pick(() => S.names)).map(([a, b]) => `${a} ${b}`),
 );
 
-const listArb = fc.record({
-  sort: fc.option(fc.constantFrom('first_seen.desc', 'first_seen.asc', 'name.asc', 'name.desc', 'country.asc', 'country.desc'), { nil: undefined }),
+/** The six facet filters, each absent or a list of real (and sometimes unknown) values. */
+const facetFilters = {
   country: listOf(() => S.countries, 'XX'),
   scheme: listOf(() => S.schemes, '9999'),
   smp: listOf(() => S.smps, 'smp.unknown.example'),
   ap: listOf(() => S.seats, 'PZZ999999'),
   registered: fc.option(fc.constantFrom('true', 'false'), { nil: undefined, freq: 3 }),
   provenance: fc.option(fc.constantFrom('directory', 'discovered'), { nil: undefined, freq: 3 }),
+};
+
+const listArb = fc.record({
+  sort: fc.option(fc.constantFrom('first_seen.desc', 'first_seen.asc', 'name.asc', 'name.desc', 'country.asc', 'country.desc'), { nil: undefined }),
+  ...facetFilters,
   q: fc.option(qArb, { nil: undefined, freq: 2 }),
   limit: fc.option(fc.integer({ min: 1, max: 200 }).map(String), { nil: undefined }),
 });
@@ -365,14 +370,7 @@ describe('participants.list', () => {
   });
 
   it('filter_count and facets: exact for any filter combination without a search, the facets those of the matches with every value', async () => {
-    const facetArb = fc.record({
-      country: listOf(() => S.countries, 'XX'),
-      scheme: listOf(() => S.schemes, '9999'),
-      smp: listOf(() => S.smps, 'smp.unknown.example'),
-      ap: listOf(() => S.seats, 'PZZ999999'),
-      registered: fc.option(fc.constantFrom('true', 'false'), { nil: undefined, freq: 2 }),
-      provenance: fc.option(fc.constantFrom('directory', 'discovered'), { nil: undefined, freq: 2 }),
-    });
+    const facetArb = fc.record(facetFilters);
     await fc.assert(
       fc.asyncProperty(facetArb, async (q) => {
         const filters = Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined)) as Record<string, string>;
