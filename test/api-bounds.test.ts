@@ -1,7 +1,7 @@
 // Limits (docs/api.md "Limits"): no single request can make an answer, or the work behind it, grow with
 // a request parameter. For every route of the route table, worst-case requests are constructed over a
 // snapshot built from the small demo with the default configuration and answered through the shim
-// (the resolver; the handler for /health*), every file it asks for counted, absent ones included, with
+// (the resolver; the handler for /health* and /openapi.json), every file it asks for counted, absent ones included, with
 // its bytes, and for the data routes by the oracle too (the same bytes). Each answer must stay within
 // its route's bound in BOUNDS, which docs/api.md repeats word for word: the API's cap on what the
 // answer holds, the body's bytes as a formula over what it holds (items, days, hosts, payload bytes …),
@@ -200,7 +200,13 @@ const BOUNDS: Record<RouteId, Bound> = {
     '200 + Σ zones (800 + 350 × canaries + Σ incidents (400 + 70 × timeline steps))',
     (b) => 200 + sum(arr(b.zones), (z) => 800 + 350 * arr(z.canary).length + sum(arr(z.incidents), incidentBytes)),
   ),
-  'discovery.openapi': exact('256 KiB (generated from the route table, no data)', fixed(256 * KIB)),
+  'discovery.openapi': {
+    body: '256 KiB (generated from the route table, no data)',
+    bodyMax: fixed(256 * KIB),
+    reads: '1 file (the stored openapi.json, for its component schemas)',
+    files: fixed(1),
+    bytes: fixed(256 * KIB),
+  },
   'discovery.api_catalog': exact('1 KiB', fixed(KIB)),
 };
 
@@ -266,8 +272,11 @@ interface Answered {
   bytes: number;
 }
 
+/** The paths the HTTP layer answers itself (src/edge/handler.ts), not the resolver. */
+const HANDLER_PATHS = ['/health', '/health/db', '/openapi.json'];
+
 /**
- * One request through the shim (the handler for /health*, else the resolver) with the snapshot info
+ * One request through the shim (the handler for HANDLER_PATHS, else the resolver) with the snapshot info
  * read beforehand (a cached read of the shim, not the answer's), compared with the oracle for data routes.
  */
 async function answer(target: string): Promise<Answered> {
@@ -280,8 +289,15 @@ async function answer(target: string): Promise<Answered> {
   stats.bytes = 0;
   let status: number;
   let text: string;
-  if (url.pathname === '/health' || url.pathname === '/health/db') {
-    const handler = createHandler({ files, resolve: createResolve({ snapshotInfo: info }), policy: { ...defaultConfig().edge, rate_limit: 'off' }, now: () => nowMs, healthMaxAgeSeconds: 1e9 });
+  if (HANDLER_PATHS.includes(url.pathname)) {
+    const handler = createHandler({
+      files,
+      resolve: createResolve({ snapshotInfo: info }),
+      problemBaseUrl: async (f) => (await info(f))?.base_url ?? null,
+      policy: { ...defaultConfig().edge, rate_limit: 'off' },
+      now: () => nowMs,
+      healthMaxAgeSeconds: 1e9,
+    });
     const res = await handler(new Request(url), '127.0.0.1');
     status = res.status;
     text = await res.text();

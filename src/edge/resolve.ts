@@ -28,9 +28,11 @@ export interface SnapshotInfo {
 
 const dec = new TextDecoder();
 
-/** Files served as they are (discovery documents), by request path. */
+/**
+ * Files served as they are, by request path: the API catalog. (/openapi.json is the HTTP layer's: it is
+ * regenerated for the policy in force, src/edge/openapi.ts.)
+ */
 const STATIC_FILES: Record<string, { path: string; contentType: string }> = {
-  '/openapi.json': { path: 'openapi.json', contentType: 'application/json' },
   '/.well-known/api-catalog': { path: '.well-known/api-catalog', contentType: 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"' },
 };
 

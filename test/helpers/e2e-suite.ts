@@ -3,11 +3,13 @@
 // dist/worker.mjs in workerd over an R2 bucket). A suite gets a `fetch`-like function for request
 // targets and the snapshot's database, and walks every endpoint of the route table: each answer (status,
 // content type, body bytes) must equal what the oracle (the query functions over the same SQLite
-// database) answers for the same URL; the discovery documents equal the built files, the health
-// endpoints their documented bodies. Also: every 400 and 404 case of the route table, random requests,
+// database) answers for the same URL; the API catalog equals the built file, /openapi.json the built
+// document regenerated for the policy in force and the origin serving it, the health endpoints their
+// documented bodies. Also: every 400 and 404 case of the route table, random requests,
 // 405 with Allow, HEAD without a body, ETag -> 304, the CORS preflight, and CORS on every answer.
 import fs from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../../src/api/cursor.js';
@@ -18,7 +20,11 @@ import { ROUTE_LIST, routeById } from '../../src/api/routes/table.js';
 import type { AnyRoute } from '../../src/api/routes/types.js';
 import { CHURN_CATEGORIES, DETECTORS, EVENT_TYPES, GRADES, INCIDENT_STATUSES, PARTICIPANT_SORTS, PROVENANCES, RESOLUTIONS, RESOURCE_SCHEMAS } from '../../src/api/schemas/index.js';
 import type { Db } from '../../src/db/index.js';
-import { oracleAnswer } from './snapshot.js';
+import { jsonText } from '../../src/api/json.js';
+import { openApiDocument } from '../../src/api/openapi.js';
+import { policyOptions, storedSchemas } from '../../src/edge/openapi.js';
+import type { EdgePolicy } from '../../src/edge/types.js';
+import { oracleAnswer, snapshotInfo } from './snapshot.js';
 
 /** What a client sees of a response (the Fetch API's Response, undici's or miniflare's). */
 export interface HeadersLike {
@@ -47,6 +53,10 @@ export interface E2eTarget {
   /** snapshot.json's clock and base URL. */
   nowMs: number;
   baseUrl: string;
+  /** The origin the server sees requests at (the `servers` of /openapi.json). */
+  origin: string;
+  /** The edge policy in force (serve's flags may override the snapshot's). */
+  policy: EdgePolicy;
 }
 
 /** The origin request targets are resolved against for the oracle (only the path and query matter). */
@@ -93,9 +103,11 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
     let out: string;
     let nowMs: number;
     let baseUrl: string;
+    let origin: string;
+    let policy: EdgePolicy;
     let send: SendFn;
     beforeAll(() => {
-      ({ db, out, nowMs, baseUrl, send } = target());
+      ({ db, out, nowMs, baseUrl, origin, policy, send } = target());
     });
 
     const seen = new Map<string, Seen>();
@@ -273,10 +285,20 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         const r = await fetchRaw('/openapi.json');
         expect(r.status).toBe(200);
         expect(r.headers.get('content-type')).toBe(routeById('discovery.openapi')!.contentType);
-        expect(r.text).toBe(fs.readFileSync(path.join(out, 'openapi.json'), 'utf8'));
-        const doc = r.json as { openapi: string; paths: Record<string, unknown> };
+        // The built document's component schemas, the rest generated for the policy in force, served from the origin.
+        const storedBytes = fs.readFileSync(path.join(out, 'openapi.json'));
+        const stored = JSON.parse(storedBytes.toString('utf8')) as Record<string, unknown>;
+        const schemas = storedSchemas(storedBytes);
+        expect(r.text).toBe(jsonText(openApiDocument({ ...policyOptions(policy), baseUrl, serverUrl: origin, schemas })));
+        const doc = r.json as { openapi: string; servers: unknown; paths: Record<string, unknown>; components: Record<string, unknown> };
+        expect(doc.servers).toEqual([{ url: origin }]);
+        expect(doc.components.schemas).toEqual(schemas);
         expect(doc.openapi).toMatch(/^3\.1/);
         for (const route of ROUTE_LIST) expect(Object.keys(doc.paths)).toContain(route.path);
+        // Served under the snapshot's own policy, it is the stored document but for its servers.
+        if (isDeepStrictEqual(policy, snapshotInfo(out).edge)) {
+          expect(r.text).toBe(jsonText({ ...stored, servers: [{ url: origin }] }));
+        }
         seenOf('discovery.openapi').ok++;
         await httpSemantics('/openapi.json');
       },
