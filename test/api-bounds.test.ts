@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anomalyCursor, eventCursor } from '../src/api/events/feed.js';
 import { LIMIT_MAX, addDays, utcDay } from '../src/api/params.js';
 import { POSTING_VALUES_MAX, SEARCH_TRIGRAMS_MAX } from '../src/api/participants/plan.js';
+import { HTML_CONTENT_TYPE } from '../src/api/json.js';
+import { PROBLEM_NAMES } from '../src/api/problems.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { CHURN_WINDOW_MAX_DAYS, ROUTE_LIST, ROUTES, type RouteId } from '../src/api/routes/table.js';
 import { CHURN_PARTICIPANTS_MAX, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
@@ -208,6 +210,7 @@ const BOUNDS: Record<RouteId, Bound> = {
     bytes: fixed(256 * KIB),
   },
   'discovery.api_catalog': exact('1 KiB', fixed(KIB)),
+  'discovery.problem_type': { body: '2 KiB', bodyMax: fixed(2 * KIB), reads: 'none', files: fixed(0), bytes: fixed(0) },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -267,6 +270,8 @@ const row = (sql: string): [number, string] => db.prepare(sql).raw().get() as [n
 interface Answered {
   status: number;
   text: string;
+  /** The answer as its schema sees it: the parsed JSON, or the text of an HTML page. */
+  value: unknown;
   body: Json;
   files: number;
   bytes: number;
@@ -289,6 +294,7 @@ async function answer(target: string): Promise<Answered> {
   stats.bytes = 0;
   let status: number;
   let text: string;
+  let contentType: string | null;
   if (HANDLER_PATHS.includes(url.pathname)) {
     const handler = createHandler({
       files,
@@ -301,10 +307,12 @@ async function answer(target: string): Promise<Answered> {
     const res = await handler(new Request(url), '127.0.0.1');
     status = res.status;
     text = await res.text();
+    contentType = res.headers.get('content-type');
   } else {
     const res = await createResolve({ snapshotInfo: info })({ url, routeId: null }, files);
     status = res.status;
     text = new TextDecoder().decode(res.body);
+    contentType = res.contentType;
     const route = matchRoute(url.pathname)?.route;
     if (route && !route.id.startsWith('discovery.')) {
       const want = oracleAnswer(db, url, nowMs, baseUrl);
@@ -312,8 +320,9 @@ async function answer(target: string): Promise<Answered> {
       expect(text, target).toBe(want.text);
     }
   }
-  // Every answer is a JSON object (a resource or a problem).
-  return { status, text, body: JSON.parse(text) as Json, files: stats.files, bytes: stats.bytes };
+  // Every answer but a problem type page is a JSON object (a resource or a problem).
+  const value: unknown = contentType === HTML_CONTENT_TYPE ? text : JSON.parse(text);
+  return { status, text, value, body: obj(value), files: stats.files, bytes: stats.bytes };
 }
 
 /** Answers the targets, checks each against the route's bound, and records the largest. */
@@ -326,7 +335,7 @@ async function check(id: RouteId, targets: readonly string[]): Promise<void> {
     if (a.status !== 200) continue;
     ok++;
     const schema = RESOURCE_SCHEMAS[ROUTES[id].response];
-    expect(schema.safeParse(a.body).success, `${target}: a valid ${ROUTES[id].response}`).toBe(true);
+    expect(schema.safeParse(a.value).success, `${target}: a valid ${ROUTES[id].response}`).toBe(true);
     const bytes = new TextEncoder().encode(a.text).length;
     if (b.cap) expect(b.cap.count(a.body), `${target}: ${b.cap.text}`).toBeLessThanOrEqual(b.cap.max);
     expect(bytes, `${target}: body`).toBeLessThanOrEqual(b.bodyMax(a.body));
@@ -560,6 +569,7 @@ const WORST: Record<RouteId, () => string[]> = {
   sml: () => ['/v1/sml'],
   'discovery.openapi': () => ['/openapi.json'],
   'discovery.api_catalog': () => ['/.well-known/api-catalog'],
+  'discovery.problem_type': () => [...PROBLEM_NAMES.map((n) => `/problems/${n}`), '/problems/no-such-problem'],
 };
 
 // ---------------------------------------------------------------------------------------------

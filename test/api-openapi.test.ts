@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
 import { openApiDocument, operationId, type OpenApiOptions } from '../src/api/openapi.js';
 import { apiCatalog, componentSchemas } from '../src/api/openapi-schemas.js';
-import { problemTypeUri } from '../src/api/problems.js';
+import { PROBLEM_NAMES, problemTypeUri } from '../src/api/problems.js';
 import { badRequestParams, notFoundProblems } from '../src/api/routes/request.js';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
 import { EXAMPLES } from '../src/api/schemas/examples.js';
@@ -141,6 +141,18 @@ describe('OpenAPI document', () => {
       if (responses['404']) expect((responses['404'].content as Json)['application/problem+json']).toMatchObject({ 'x-problem-types': notFoundProblems(r).map((n) => problemTypeUri(n as 'not-found', BASE)) });
     }
     expect((op(open, '/.well-known/api-catalog').responses as Json)['200']).toMatchObject({ content: { 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"': {} } });
+    // the one HTML answer: the problem type page, a string schema; its name is the catalogue's enumeration
+    expect(op(open, '/problems/{name}')).toMatchObject({
+      operationId: 'discoveryProblemType',
+      parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', enum: PROBLEM_NAMES } }],
+      responses: {
+        '200': { content: { 'text/html; charset=utf-8': { schema: { $ref: '#/components/schemas/ProblemTypePage' } } } },
+        '404': { content: { 'application/problem+json': { 'x-problem-types': [`${BASE}/problems/not-found`] } } },
+      },
+      security: [{}, { bearerAuth: [] }, { apiKeyHeader: [] }],
+    });
+    expect(((open.components as Json).schemas as Json).ProblemTypePage).toMatchObject({ type: 'string', minLength: 1 });
+    expect('403' in (op(keyed, '/problems/{name}').responses as Json)).toBe(false);
   });
 
   it('declares every parameter with its location, requiredness and schema', () => {

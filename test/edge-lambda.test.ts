@@ -309,6 +309,12 @@ describe('Lambda: the function URL adapter', () => {
       responses: { '403': { content: { 'application/problem+json': { 'x-problem-types': ['https://keyed.example/problems/api-key-required', 'https://keyed.example/problems/insufficient-tier'] } } } },
     });
     expect(openapi.paths['/v1/network']!.get.responses['403']).toBeUndefined();
+    // the type of a 403 resolves to its page without a key
+    const page = await call(keyed, new URL((JSON.parse(low.text) as { type: string }).type).pathname);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('<h1>API key tier too low</h1>');
+    expect(page.result.isBase64Encoded).toBe(false);
   });
 
   it('a stored openapi.json that is not JSON is a 500 internal-error problem, and the reason goes to the log', async () => {

@@ -252,7 +252,7 @@ describe('Worker: the policy of the snapshot it serves', () => {
     expect(openapi.paths['/v1/hosts']!.get['x-access-tier']).toBe('network');
     expect(openapi.paths['/v1/participants']!.get['x-access-tier']).toBe('market');
     for (const [p, item] of Object.entries(openapi.paths)) {
-      const keyless = ['/health', '/health/db', '/v1/network', '/v1/stats/participants', '/openapi.json', '/.well-known/api-catalog'].includes(p);
+      const keyless = ['/health', '/health/db', '/v1/network', '/v1/stats/participants', '/openapi.json', '/.well-known/api-catalog', '/problems/{name}'].includes(p);
       expect(problemTypes(item.get, '403'), p).toEqual(keyless ? undefined : ['https://keyed.example/problems/api-key-required', 'https://keyed.example/problems/insufficient-tier']);
       expect(item.get.security, p).toEqual(keyless ? [{}, { bearerAuth: [] }, { apiKeyHeader: [] }] : undefined);
       expect(problemTypes(item.get, '429'), p).toEqual(['https://iana.org/assignments/http-problem-types#quota-exceeded']); // 60 per 60 s
@@ -279,11 +279,24 @@ describe('Worker: the policy of the snapshot it serves', () => {
     expect(hosts.headers.get('vary')).toBe('Authorization, X-API-Key');
     expect(hosts.headers.get('ratelimit-policy')).toBe('"keyed";q=600;w=60');
     expect((await get('/v1/participants', MARKET_KEY)).status).toBe(200);
-    for (const keyless of ['/v1/network', '/v1/stats/participants', '/health', '/.well-known/api-catalog']) {
+    for (const keyless of ['/v1/network', '/v1/stats/participants', '/health', '/.well-known/api-catalog', '/openapi.json', '/problems/insufficient-tier']) {
       const r = await get(keyless);
       expect(r.status, keyless).toBe(200);
       expect(r.headers.get('cache-control'), keyless).not.toMatch(/private/);
     }
+    // the type of a 403 resolves, without a key, to its page
+    for (const refused of [await get('/v1/hosts'), low]) {
+      const type = (JSON.parse(refused.text) as { type: string }).type;
+      const r = await get(new URL(type).pathname);
+      expect(r.status, type).toBe(200);
+      expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(r.headers.get('access-control-allow-origin')).toBe('*');
+      expect(r.text).toContain(`<strong>403</strong>`);
+      expect(r.text).toContain(`<code>${type}</code>`);
+    }
+    const unknown404 = await get('/problems/no-such-problem');
+    expect(unknown404.status).toBe(404);
+    expect(JSON.parse(unknown404.text)).toMatchObject({ type: 'https://keyed.example/problems/not-found', status: 404 });
   });
 
   it('the rate limiting bindings decide: 429 with Retry-After = the window, the quota-exceeded problem, per identity', async () => {

@@ -230,6 +230,15 @@ describe('peppol-snapshot serve', () => {
     expect((await fetch(`${s.url}/v1/hosts`, { headers: { 'X-API-Key': sha('pk_live_ops') } })).status).toBe(403);
     expect((await fetch(`${s.url}/v1/participants`, { headers: { 'X-API-Key': 'pk_live_ops' } })).status).toBe(403); // market tier
     expect((await fetch(`${s.url}/v1/network`)).status).toBe(200); // keyless
+    // the type of the 403 resolves, without a key, to its page
+    const type = ((await (await fetch(`${s.url}/v1/participants`, { headers: { 'X-API-Key': 'pk_live_ops' } })).json()) as { type: string }).type;
+    expect(type).toBe('https://api.example/problems/insufficient-tier');
+    const page = await fetch(`${s.url}${new URL(type).pathname}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=300');
+    expect(await page.text()).toContain('<h1>API key tier too low</h1>');
+    expect((await fetch(`${s.url}/problems/nope`)).status).toBe(404);
     const keyed = await fetch(`${s.url}/v1/network`, { headers: { 'X-API-Key': 'pk_live_ops' } });
     expect(keyed.headers.get('ratelimit-policy')).toBe('"keyed";q=600;w=60');
     expect((await stop(s)).code).toBe(0);

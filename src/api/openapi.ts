@@ -20,6 +20,7 @@ import type { AnyRoute, ParamDef } from './routes/types.js';
 import type { JsonSchema } from './params.js';
 
 export const OPENAPI_VERSION = '3.1.1';
+export const API_TITLE = 'Peppol Network Monitoring API';
 export const OPENAPI_MEDIA_TYPE = 'application/vnd.oai.openapi+json;version=3.1';
 
 export type Tier = 'network' | 'market';
@@ -148,7 +149,7 @@ export function openApiDocument(opts: OpenApiOptions): Json {
   const doc: Json = {
     openapi: OPENAPI_VERSION,
     info: {
-      title: 'Peppol Network Monitoring API',
+      title: API_TITLE,
       version: opts.version ?? '1',
       description:
         'Read-only open data about the Peppol e-invoicing network: host liveness, incidents, participants, providers, seats, change events, anomalies, SML/SMK zones. ' +

@@ -12,7 +12,7 @@
 //   6. /health, /health/db, /openapi.json (regenerated for this policy), else the resolver; then
 //      ETag / If-None-Match (304) and HEAD.
 // Every response carries Access-Control-Allow-Origin: * and the rate-limit headers.
-import { KEYLESS_PATHS, matchPathPattern } from '../config/patterns.js';
+import { isKeylessPath, matchPathPattern } from '../config/patterns.js';
 import { createKeyStore, presentedKey } from './api-keys.js';
 import { sha256Etag } from './etag.js';
 import { OPENAPI_FILE, OPENAPI_PATH, openApiResponder } from './openapi.js';
@@ -313,7 +313,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
     }
 
     // 5. access
-    const keyless = KEYLESS_PATHS.includes(pathname);
+    const keyless = isKeylessPath(pathname);
     const routeId = routeOf(pathname);
     if (keyed) {
       h.set('Vary', 'Authorization, X-API-Key');

@@ -29,8 +29,8 @@ import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 import { DAY_MS } from '../api/time.js';
 
-/** Routes the edge answers itself (no files). */
-const EDGE_ONLY = new Set(['health', 'health.db']);
+/** Routes the edge answers itself, without a file of their own: health, and the problem type pages (from the catalogue). */
+export const EDGE_ONLY: ReadonlySet<string> = new Set(['health', 'health.db', 'discovery.problem_type']);
 
 export interface BuildOptions {
   config: Config;

@@ -25,6 +25,9 @@ import { openApiDocument } from '../../src/api/openapi.js';
 import { policyOptions, storedSchemas } from '../../src/edge/openapi.js';
 import type { EdgePolicy } from '../../src/edge/types.js';
 import { oracleAnswer, snapshotInfo } from './snapshot.js';
+import { isDataRoute } from '../../src/api/handlers.js';
+import { escapeHtml } from '../../src/api/problem-pages.js';
+import { isProblemName, PROBLEM_CATALOGUE, PROBLEM_NAMES, problemTypeUri, type ProblemName } from '../../src/api/problems.js';
 
 /** What a client sees of a response (the Fetch API's Response, undici's or miniflare's). */
 export interface HeadersLike {
@@ -125,7 +128,8 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
       const res = await send(target, init);
       const text = await res.text();
       let json: unknown = null;
-      if (text !== '') json = JSON.parse(text) as unknown;
+      // every answer is JSON but a problem type page (HTML)
+      if (text !== '' && !(res.headers.get('content-type') ?? '').startsWith('text/html')) json = JSON.parse(text) as unknown;
       return { status: res.status, headers: res.headers, text, json };
     }
 
@@ -310,6 +314,43 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         expect(r.text).toBe(fs.readFileSync(path.join(out, '.well-known/api-catalog'), 'utf8'));
         seenOf('discovery.api_catalog').ok++;
         await httpSemantics('/.well-known/api-catalog');
+      },
+
+      async 'discovery.problem_type'() {
+        const base = baseUrl.replace(/\/+$/, '');
+        const page = async (target: string, name: ProblemName) => {
+          const r = await fetchRaw(target);
+          const info = PROBLEM_CATALOGUE[name];
+          expect(r.status, target).toBe(200);
+          expect(r.headers.get('content-type'), target).toBe('text/html; charset=utf-8');
+          expect(r.headers.get('access-control-allow-origin'), target).toBe('*');
+          expect(r.headers.get('cache-control'), target).toBe('public, max-age=60, stale-while-revalidate=300');
+          expect(r.text, target).toContain(`<h1>${escapeHtml(info.title)}</h1>`);
+          expect(r.text, target).toContain(`<strong>${info.status}</strong>`);
+          expect(r.text, target).toContain('href="../openapi.json"');
+          expect(RESOURCE_SCHEMAS.ProblemTypePage.safeParse(r.text).success).toBe(true);
+          seenOf('discovery.problem_type').ok++;
+        };
+        // the type of real problems the server answers resolves to its page
+        for (const [target, status] of [['/v1/events?limit=many', 400], ['/v1/hosts/no-such-host.example', 404], ['/v1/nope', 404], ['/v1/events', 405]] as const) {
+          const p = expectProblem(await fetchRaw(target, status === 405 ? { method: 'DELETE' } : {}), status);
+          expect(p.type.startsWith(`${base}/problems/`), p.type).toBe(true);
+          const name = p.type.slice(base.length + '/problems/'.length);
+          expect(isProblemName(name), name).toBe(true);
+          if (isProblemName(name)) await page(p.type.slice(base.length), name); // the type URI's path under the base URL
+        }
+        // every name of the catalogue, quota-exceeded (an IANA type URI) included
+        for (const name of PROBLEM_NAMES) {
+          const uri = problemTypeUri(name, baseUrl);
+          await page(name === 'quota-exceeded' ? '/problems/quota-exceeded' : uri.slice(base.length), name);
+        }
+        // an unknown name, or one spelt otherwise, is the plain 404
+        for (const target of ['/problems/no-such-problem', '/problems/NOT-FOUND', '/problems/']) {
+          const p = expectProblem(await fetchRaw(target), 404);
+          expect(p.type).toBe(`${base}/problems/not-found`);
+          seenOf('discovery.problem_type').notFound.add('not-found');
+        }
+        await httpSemantics('/problems/invalid-cursor');
       },
 
       async network() {
@@ -745,7 +786,7 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         acknowledged: ['true', 'false', '1'],
         category: withBad(CHURN_CATEGORIES, 'stayer'),
       };
-      const routes = ROUTE_LIST.filter((r) => !['health', 'health.db', 'discovery.openapi', 'discovery.api_catalog'].includes(r.id));
+      const routes = ROUTE_LIST.filter((r) => isDataRoute(r.id));
       const valuesOf = (route: AnyRoute, name: string): fc.Arbitrary<string> => {
         const family = route.id.split('.')[0]!;
         const list = samples[`${family}:${name}`] ?? samples[name];
