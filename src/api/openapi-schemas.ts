@@ -14,6 +14,7 @@ export function componentSchemas(): Record<string, Json> {
   for (const [id, schema] of Object.entries(RESOURCE_SCHEMAS)) reg.add(schema, { id });
   const { schemas } = z.toJSONSchema(reg, { uri: (id) => `#/components/schemas/${id}` });
   const out: Record<string, Json> = {};
+  // Object.keys of the const registry lists exactly its keys, the resource names (typed string[]).
   for (const id of Object.keys(RESOURCE_SCHEMAS) as ResourceName[]) {
     const { $schema: _s, $id: _i, ...rest } = schemas[id] ?? {};
     out[id] = { ...rest, examples: [EXAMPLES[id]] };
