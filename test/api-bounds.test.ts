@@ -1,7 +1,7 @@
 // Limits (docs/api.md "Limits"): no single request can make an answer, or the work behind it, grow with
 // a request parameter. For every route of the route table, worst-case requests are constructed over a
 // snapshot built from the small demo with the default configuration and answered through the shim
-// (the resolver; the handler for /health*), every file it asks for counted, absent ones included, with
+// (the resolver; the handler for /health* and /openapi.json), every file it asks for counted, absent ones included, with
 // its bytes, and for the data routes by the oracle too (the same bytes). Each answer must stay within
 // its route's bound in BOUNDS, which docs/api.md repeats word for word: the API's cap on what the
 // answer holds, the body's bytes as a formula over what it holds (items, days, hosts, payload bytes …),
@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anomalyCursor, eventCursor } from '../src/api/events/feed.js';
 import { LIMIT_MAX, addDays, utcDay } from '../src/api/params.js';
 import { POSTING_VALUES_MAX, SEARCH_TRIGRAMS_MAX } from '../src/api/participants/plan.js';
+import { HTML_CONTENT_TYPE } from '../src/api/json.js';
+import { PROBLEM_NAMES } from '../src/api/problems.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { CHURN_WINDOW_MAX_DAYS, ROUTE_LIST, ROUTES, type RouteId } from '../src/api/routes/table.js';
 import { CHURN_PARTICIPANTS_MAX, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
@@ -206,8 +208,15 @@ const BOUNDS: Record<RouteId, Bound> = {
     '200 + Σ zones (800 + 350 × canaries + Σ incidents (400 + 70 × timeline steps))',
     (b) => 200 + sum(arr(b.zones), (z) => 800 + 350 * arr(z.canary).length + sum(arr(z.incidents), incidentBytes)),
   ),
-  'discovery.openapi': exact('256 KiB (generated from the route table, no data)', fixed(256 * KIB)),
+  'discovery.openapi': {
+    body: '256 KiB (generated from the route table, no data)',
+    bodyMax: fixed(256 * KIB),
+    reads: '1 file (the stored openapi.json, for its component schemas)',
+    files: fixed(1),
+    bytes: fixed(256 * KIB),
+  },
   'discovery.api_catalog': exact('1 KiB', fixed(KIB)),
+  'discovery.problem_type': { body: '2 KiB', bodyMax: fixed(2 * KIB), reads: 'none', files: fixed(0), bytes: fixed(0) },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -267,13 +276,18 @@ const row = (sql: string): [number, string] => db.prepare(sql).raw().get() as [n
 interface Answered {
   status: number;
   text: string;
+  /** The answer as its schema sees it: the parsed JSON, or the text of an HTML page. */
+  value: unknown;
   body: Json;
   files: number;
   bytes: number;
 }
 
+/** The paths the HTTP layer answers itself (src/edge/handler.ts), not the resolver. */
+const HANDLER_PATHS = ['/health', '/health/db', '/openapi.json'];
+
 /**
- * One request through the shim (the handler for /health*, else the resolver) with the snapshot info
+ * One request through the shim (the handler for HANDLER_PATHS, else the resolver) with the snapshot info
  * read beforehand (a cached read of the shim, not the answer's), compared with the oracle for data routes.
  */
 async function answer(target: string): Promise<Answered> {
@@ -286,15 +300,25 @@ async function answer(target: string): Promise<Answered> {
   stats.bytes = 0;
   let status: number;
   let text: string;
-  if (url.pathname === '/health' || url.pathname === '/health/db') {
-    const handler = createHandler({ files, resolve: createResolve({ snapshotInfo: info }), policy: { ...defaultConfig().edge, rate_limit: 'off' }, now: () => nowMs, healthMaxAgeSeconds: 1e9 });
+  let contentType: string | null;
+  if (HANDLER_PATHS.includes(url.pathname)) {
+    const handler = createHandler({
+      files,
+      resolve: createResolve({ snapshotInfo: info }),
+      problemBaseUrl: async (f) => (await info(f))?.base_url ?? null,
+      policy: { ...defaultConfig().edge, rate_limit: 'off' },
+      now: () => nowMs,
+      healthMaxAgeSeconds: 1e9,
+    });
     const res = await handler(new Request(url), '127.0.0.1');
     status = res.status;
     text = await res.text();
+    contentType = res.headers.get('content-type');
   } else {
     const res = await createResolve({ snapshotInfo: info })({ url, routeId: null }, files);
     status = res.status;
     text = new TextDecoder().decode(res.body);
+    contentType = res.contentType;
     const route = matchRoute(url.pathname)?.route;
     if (route && !route.id.startsWith('discovery.')) {
       const want = oracleAnswer(db, url, nowMs, baseUrl);
@@ -302,8 +326,9 @@ async function answer(target: string): Promise<Answered> {
       expect(text, target).toBe(want.text);
     }
   }
-  // Every answer is a JSON object (a resource or a problem).
-  return { status, text, body: JSON.parse(text) as Json, files: stats.files, bytes: stats.bytes };
+  // Every answer but a problem type page is a JSON object (a resource or a problem).
+  const value: unknown = contentType === HTML_CONTENT_TYPE ? text : JSON.parse(text);
+  return { status, text, value, body: obj(value), files: stats.files, bytes: stats.bytes };
 }
 
 /** Answers the targets, checks each against the route's bound, and records the largest. */
@@ -316,7 +341,7 @@ async function check(id: RouteId, targets: readonly string[]): Promise<void> {
     if (a.status !== 200) continue;
     ok++;
     const schema = RESOURCE_SCHEMAS[ROUTES[id].response];
-    expect(schema.safeParse(a.body).success, `${target}: a valid ${ROUTES[id].response}`).toBe(true);
+    expect(schema.safeParse(a.value).success, `${target}: a valid ${ROUTES[id].response}`).toBe(true);
     const bytes = new TextEncoder().encode(a.text).length;
     if (b.cap) expect(b.cap.count(a.body), `${target}: ${b.cap.text}`).toBeLessThanOrEqual(b.cap.max);
     expect(bytes, `${target}: body`).toBeLessThanOrEqual(b.bodyMax(a.body));
@@ -550,6 +575,7 @@ const WORST: Record<RouteId, () => string[]> = {
   sml: () => ['/v1/sml'],
   'discovery.openapi': () => ['/openapi.json'],
   'discovery.api_catalog': () => ['/.well-known/api-catalog'],
+  'discovery.problem_type': () => [...PROBLEM_NAMES.map((n) => `/problems/${n}`), '/problems/no-such-problem'],
 };
 
 // ---------------------------------------------------------------------------------------------

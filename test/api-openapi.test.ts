@@ -1,12 +1,14 @@
-// The OpenAPI 3.1 document and the RFC 9727 API catalog (src/api/openapi.ts), and the body serialiser
-// (src/api/json.ts): every route is an operation with its parameters, 200 schema and problem
-// responses; every $ref resolves; the component schemas accept what the zod schemas accept and reject
-// the same structural mistakes; access mode and rate limit change security, 403 and 429 as configured.
+// The OpenAPI 3.1 document (src/api/openapi.ts, with the component schemas of src/api/openapi-schemas.ts),
+// the RFC 9727 API catalog, and the body serialiser (src/api/json.ts): every route is an operation with
+// its parameters, 200 schema and problem responses; every $ref resolves; the component schemas accept
+// what the zod schemas accept and reject the same structural mistakes; access mode and rate limit
+// change security, 403 and 429 as configured; servers and problem type URIs have bases of their own.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { apiCatalog, openApiDocument, operationId, type OpenApiOptions } from '../src/api/openapi.js';
-import { problemTypeUri } from '../src/api/problems.js';
+import { openApiDocument, operationId, type OpenApiOptions } from '../src/api/openapi.js';
+import { apiCatalog, componentSchemas } from '../src/api/openapi-schemas.js';
+import { PROBLEM_NAMES, problemTypeUri } from '../src/api/problems.js';
 import { badRequestParams, notFoundProblems } from '../src/api/routes/request.js';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
 import { EXAMPLES } from '../src/api/schemas/examples.js';
@@ -15,8 +17,9 @@ import { DEFAULT_MARKET_TIER, DEFAULT_NETWORK_TIER } from '../src/config/schema.
 
 type Json = Record<string, unknown>;
 const BASE = 'https://api.example.org';
+const SERVER = 'http://127.0.0.1:8787';
 
-const OPEN: OpenApiOptions = { baseUrl: `${BASE}/`, access: { mode: 'open', tiers: { network: DEFAULT_NETWORK_TIER, market: DEFAULT_MARKET_TIER } }, rateLimit: { requests: 60, window_seconds: 60 } };
+const OPEN: OpenApiOptions = { baseUrl: `${BASE}/`, serverUrl: SERVER, schemas: componentSchemas(), access: { mode: 'open', tiers: { network: DEFAULT_NETWORK_TIER, market: DEFAULT_MARKET_TIER } }, rateLimit: { requests: 60, window_seconds: 60 } };
 const KEYED: OpenApiOptions = { ...OPEN, access: { mode: 'keyed', tiers: OPEN.access.tiers } };
 
 function resolvePointer(doc: Json, ref: string): unknown {
@@ -93,10 +96,11 @@ const keyed = openApiDocument(KEYED);
 const op = (doc: Json, path: string) => ((doc.paths as Json)[path] as Json).get as Json;
 
 describe('OpenAPI document', () => {
-  it('is OpenAPI 3.1 with the configured server and one GET operation per route', () => {
+  it('is OpenAPI 3.1 with the given server and one GET operation per route', () => {
     expect(OpenApiDocument.safeParse(open).success).toBe(true);
     expect(open.openapi).toMatch(/^3\.1\./);
-    expect(open.servers).toEqual([{ url: BASE }]);
+    expect(open.servers).toEqual([{ url: SERVER }]);
+    expect(openApiDocument({ ...OPEN, serverUrl: `${BASE}/` }).servers).toEqual([{ url: BASE }]); // a trailing "/" goes
     expect(Object.keys(open.paths as Json).sort()).toEqual(ROUTE_LIST.map((r) => r.path).sort());
     const ids = ROUTE_LIST.map((r) => op(open, r.path).operationId);
     expect(new Set(ids).size).toBe(ROUTE_LIST.length);
@@ -137,6 +141,18 @@ describe('OpenAPI document', () => {
       if (responses['404']) expect((responses['404'].content as Json)['application/problem+json']).toMatchObject({ 'x-problem-types': notFoundProblems(r).map((n) => problemTypeUri(n as 'not-found', BASE)) });
     }
     expect((op(open, '/.well-known/api-catalog').responses as Json)['200']).toMatchObject({ content: { 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"': {} } });
+    // the one HTML answer: the problem type page, a string schema; its name is the catalogue's enumeration
+    expect(op(open, '/problems/{name}')).toMatchObject({
+      operationId: 'discoveryProblemType',
+      parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', enum: PROBLEM_NAMES } }],
+      responses: {
+        '200': { content: { 'text/html; charset=utf-8': { schema: { $ref: '#/components/schemas/ProblemTypePage' } } } },
+        '404': { content: { 'application/problem+json': { 'x-problem-types': [`${BASE}/problems/not-found`] } } },
+      },
+      security: [{}, { bearerAuth: [] }, { apiKeyHeader: [] }],
+    });
+    expect(((open.components as Json).schemas as Json).ProblemTypePage).toMatchObject({ type: 'string', minLength: 1 });
+    expect('403' in (op(keyed, '/problems/{name}').responses as Json)).toBe(false);
   });
 
   it('declares every parameter with its location, requiredness and schema', () => {

@@ -5,12 +5,14 @@
 import fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KEYLESS_PATHS } from '../src/config/patterns.js';
+import { KEYLESS_PATHS, matchPathPattern } from '../src/config/patterns.js';
 import { encodeCursor } from '../src/api/cursor.js';
 import { compareKeys } from '../src/api/sort-keys.js';
 import {
   PROBLEM_CATALOGUE,
   PROBLEM_CONTENT_TYPE,
+  PROBLEM_NAMES,
+  problemTypeUri,
   QUOTA_EXCEEDED_TYPE,
   insufficientTierProblem,
   keyRequiredProblem,
@@ -20,6 +22,7 @@ import {
   problemForParamErrors,
   quotaExceededProblem,
 } from '../src/api/problems.js';
+import { escapeHtml, problemTypePage } from '../src/api/problem-pages.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { badRequestParams, notFoundProblems, buildPath, canonicalQuery, canonicalTarget, isFirstPage, listPartition, orderOf, parseRequest, sortKeyOf } from '../src/api/routes/request.js';
 import { ROUTES, ROUTE_LIST } from '../src/api/routes/table.js';
@@ -64,6 +67,8 @@ const SPEC_ENDPOINTS: Array<{ path: string; keyless: boolean; paginated: boolean
   { path: '/v1/sml', keyless: false, paginated: false, bad: [], notFound: [] },
   { path: '/openapi.json', keyless: true, paginated: false, bad: [], notFound: [] },
   { path: '/.well-known/api-catalog', keyless: true, paginated: false, bad: [], notFound: [] },
+  // The pages problem type URIs resolve to (a discovery endpoint, keyless); an unknown name is the plain 404.
+  { path: '/problems/{name}', keyless: true, paginated: false, bad: [], notFound: ['not-found'] },
 ];
 
 /** A valid value for each path parameter name. */
@@ -73,6 +78,7 @@ const SAMPLE_PATH: Record<string, string> = {
   slug: 'acme',
   key: 'c-acme',
   seatId: 'PBE000123',
+  name: 'invalid-cursor',
 };
 function samplePath(route: AnyRoute, over: Record<string, string> = {}): string {
   return route.path.replace(/\{([^}]+)\}/g, (_m, n: string) => encodeURIComponent(over[n] ?? (route.id === 'anomalies.detail' ? 'cis-0123456789abcdef' : SAMPLE_PATH[n]!)));
@@ -113,8 +119,11 @@ describe('route table', () => {
     expect(Object.keys(RESOURCE_SCHEMAS)).toContain(r.response);
   });
 
-  it('keyless routes are exactly the config KEYLESS_PATHS', () => {
-    expect(ROUTE_LIST.filter((r) => r.keyless).map((r) => r.path).sort()).toEqual([...KEYLESS_PATHS].sort());
+  it('keyless routes are exactly those the config KEYLESS_PATHS patterns match, each pattern one route', () => {
+    const keyless = ROUTE_LIST.filter((r) => r.keyless);
+    for (const r of ROUTE_LIST) expect(r.keyless, r.path).toBe(KEYLESS_PATHS.some((k) => matchPathPattern(k, r.path)));
+    for (const k of KEYLESS_PATHS) expect(keyless.filter((r) => matchPathPattern(k, r.path)).length, k).toBe(1);
+    expect(keyless.map((r) => r.path)).toContain('/problems/{name}');
   });
 
   it('declares every path parameter of the pattern, and only those, as path parameters', () => {
@@ -195,6 +204,11 @@ describe('matchRoute', () => {
     expect(errors('/v1/aps/nope').errors[0]!.problem).toBe('access-point-not-found');
     expect(errors('/v1/aps/nope/churn').errors[0]!.problem).toBe('churn-not-found');
     expect(errors('/v1/seats/XYZ').status).toBe(404);
+    // A problem type page of a name the catalogue lacks: the plain not-found, exact spelling only.
+    for (const p of ['/problems/no-such-problem', '/problems/NOT-FOUND', '/problems/%20not-found']) {
+      expect(errors(p).errors[0], p).toMatchObject({ param: 'name', in: 'path', status: 404, problem: 'not-found' });
+    }
+    expect(params('/problems/quota-exceeded')).toEqual({ name: 'quota-exceeded' });
     // Bad percent-encoding in an identifier segment.
     expect(errors('/v1/participants/0208::%E0%A4%A').errors[0]!.problem).toBe('invalid-identifier');
     // 400 wins over 404 when both occur.
@@ -391,6 +405,11 @@ describe('problems', () => {
     expect(id.detail).toContain('"id"');
   });
 
+  it('an unknown problem type name is the plain 404 not-found, naming the name', () => {
+    const p = problemForParamErrors(errors('/problems/nope').errors, { baseUrl: BASE, instance: '/problems/nope' });
+    expect(p).toEqual({ type: `${BASE}/problems/not-found`, title: 'Not found', status: 404, detail: 'There is no problem type named "nope".', instance: '/problems/nope' });
+  });
+
   it('404s name the resource kind and the identifier', () => {
     const p = problemForParamErrors(errors('/v1/seats/nope').errors, { baseUrl: BASE, instance: '/v1/seats/nope' });
     expect(p).toMatchObject({ status: 404, type: `${BASE}/problems/seat-not-found`, title: 'Unknown seat' });
@@ -415,6 +434,28 @@ describe('problems', () => {
     expect(docs[3]!.detail).toContain('17 seconds');
     expect(docs[2]!.detail).toContain('"DELETE"');
     expect(PROBLEM_CONTENT_TYPE).toBe('application/problem+json');
+  });
+
+  it('every problem type has a page: title, status, when, what to do, the OpenAPI link, all HTML-escaped', () => {
+    for (const name of PROBLEM_NAMES) {
+      const info = PROBLEM_CATALOGUE[name];
+      const html = problemTypePage(name, `${BASE}/`);
+      expect(html.startsWith('<!DOCTYPE html>\n<html lang="en">'), name).toBe(true);
+      expect(html).toContain(`<h1>${escapeHtml(info.title)}</h1>`);
+      expect(html).toContain(`<strong>${info.status}</strong>`);
+      expect(html).toContain(`<code>${escapeHtml(problemTypeUri(name, BASE))}</code>`);
+      expect(html).toContain(escapeHtml(info.when.slice(1)));
+      expect(html).toContain(escapeHtml(info.advice.split('`')[0]!));
+      expect(html).toContain('<a href="../openapi.json">');
+      expect(info.advice.length, name).toBeGreaterThan(20);
+      // no markup but the page's own: the text between tags holds no raw "<", ">" or quote
+      for (const text of html.replace(/<style>[^<]*<\/style>/, '').split(/<[^>]+>/)) expect(text, name).not.toMatch(/[<>"]/);
+    }
+    expect(problemTypePage('api-key-required', BASE)).toContain('<code>Authorization: Bearer &lt;key&gt;</code>');
+    expect(problemTypePage('quota-exceeded', BASE)).toContain(`<code>${QUOTA_EXCEEDED_TYPE}</code>, registered by IANA`);
+    expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+    // a base URL is escaped too
+    expect(problemTypePage('not-found', 'https://x.example/a"<b>')).toContain('<code>https://x.example/a&quot;&lt;b&gt;/problems/not-found</code>');
   });
 
   it('the catalogue in docs/api.md lists every problem type with its status and title', () => {

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
 import { defaultConfig } from '../src/config/index.js';
-import { runBuild, type BuildSummary } from '../src/render/build.js';
+import { EDGE_ONLY, runBuild, type BuildSummary } from '../src/render/build.js';
 import { verifySnapshot } from '../src/render/verify.js';
 import { runCli } from './helpers/cli.js';
 import { copyOfSmallDemoDb } from './helpers/demo-fixture.js';
@@ -41,7 +41,8 @@ describe('build', () => {
   it('renders every route of the route table and a snapshot that verifies', () => {
     expect(first.generated_at).toBe('2026-11-22T00:00:00Z');
     expect(first.missing_routes).toEqual([]);
-    for (const r of ROUTE_LIST) if (!r.id.startsWith('health')) expect(Object.keys(first.routes)).toContain(r.id);
+    for (const r of ROUTE_LIST) if (!EDGE_ONLY.has(r.id)) expect(Object.keys(first.routes)).toContain(r.id);
+    expect([...EDGE_ONLY].sort()).toEqual(['discovery.problem_type', 'health', 'health.db']);
     const manifest = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { generated_at: string; files: number };
     expect(Object.keys(manifest)[0]).toBe('generated_at');
     expect(manifest.files).toBe(first.files);

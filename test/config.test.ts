@@ -13,6 +13,7 @@ import {
   parseConfig,
   type Config,
 } from '../src/config/index.js';
+import { patternsOverlap } from '../src/config/patterns.js';
 import { UsageError } from '../src/util/errors.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -399,9 +400,45 @@ describe('edge', () => {
     ]);
   });
 
+  it('the problem type pages (/problems/*, a keyless pattern) stay outside the tiers, whatever pattern names them', () => {
+    const rejected = ['/problems/*', '/problems/not-found', '/p*', '/*/not-found', '/problems/a/*'];
+    const allowed = ['/problem', '/problemsx', '/v1/problems/*', '/v1/*/problems'];
+    const found = problems({ edge: { access: { mode: 'keyed', tiers: { network: [...DEFAULT_NETWORK_TIER, ...rejected, ...allowed] } } } });
+    expect(found).toHaveLength(rejected.length);
+    rejected.forEach((entry, i) => {
+      expect(found[i]).toContain(`edge.access.tiers.network[${DEFAULT_NETWORK_TIER.length + i}]: expected a pattern that leaves the keyless endpoints alone, got ${JSON.stringify(entry)}`);
+      expect(found[i]).toContain('/problems/*');
+    });
+  });
+
+  it('patternsOverlap: some path matches both patterns', () => {
+    const cases: Array<[string, string, boolean]> = [
+      ['/v1/network', '/v1/network', true],
+      ['/v1/*', '/v1/network', true],
+      ['/v1/hosts', '/v1/network', false],
+      ['/problems/*', '/problems/not-found', true],
+      ['/p*', '/problems/*', true],
+      ['/*/x', '/problems/*', true],
+      ['/v1/*', '/problems/*', false],
+      ['/problems/*', '/problem', false],
+      ['/a*b', '/*c', false],
+      ['/a*b', '/*b', true],
+      ['*', '', true],
+      ['/x', '', false],
+    ];
+    for (const [a, b, want] of cases) {
+      expect(patternsOverlap(a, b), `${a} ${b}`).toBe(want);
+      expect(patternsOverlap(b, a), `${b} ${a}`).toBe(want);
+    }
+    // against the matcher: a literal path overlaps a pattern exactly when the pattern matches it
+    for (const p of ['/v1/*', '/problems/*', '/health*', '/v1/aps/*/churn']) {
+      for (const path of ['/v1/network', '/problems/x', '/health/db', '/v1/aps/c-x/churn', '/v1/aps']) expect(patternsOverlap(p, path), `${p} ${path}`).toBe(matchPathPattern(p, path));
+    }
+  });
+
   it('the default tiers cover every paid endpoint family and no keyless endpoint', () => {
     const all = [...DEFAULT_NETWORK_TIER, ...DEFAULT_MARKET_TIER];
-    for (const k of KEYLESS_PATHS) expect(all.filter((p) => matchPathPattern(p, k))).toEqual([]);
+    for (const k of KEYLESS_PATHS) expect(all.filter((p) => patternsOverlap(p, k))).toEqual([]);
     const inTier = (p: string, tier: string[]) => tier.some((pat) => matchPathPattern(pat, p));
     for (const p of ['/v1/hosts', '/v1/hosts/smp.example.org/uptime', '/v1/incidents', '/v1/sml', '/v1/events', '/v1/anomalies/a1']) {
       expect(inTier(p, DEFAULT_NETWORK_TIER)).toBe(true);

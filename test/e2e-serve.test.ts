@@ -79,6 +79,9 @@ describeE2e('serve: every endpoint over real HTTP equals the oracle', () => ({
   out,
   nowMs,
   baseUrl,
+  origin: server!.url,
+  // startServe's flags over the built-in defaults
+  policy: { ...defaultConfig().edge, rate_limit: 'off', access: { ...defaultConfig().edge.access, mode: 'open' } },
 }));
 
 describe('serve over a directory filled by publish', () => {
@@ -108,12 +111,15 @@ describe('serve over a directory filled by publish', () => {
         targets.slice(i, i + 16).map(async (t) => {
           const [a, b] = await Promise.all([fetch(`${server!.url}${t}`), fetch(`${published!.url}${t}`)]);
           const [ta, tb] = await Promise.all([a.text(), b.text()]);
-          expect({ t, status: b.status, etag: b.headers.get('etag'), type: b.headers.get('content-type'), body: tb }).toEqual({
+          // /openapi.json names the origin serving it (servers), the only difference between the two
+          const same = (text: string, origin: string) => (t === '/openapi.json' ? text.replace(JSON.stringify([{ url: origin }]), '[]') : text);
+          const etag = (r: Response) => (t === '/openapi.json' ? null : r.headers.get('etag'));
+          expect({ t, status: b.status, etag: etag(b), type: b.headers.get('content-type'), body: same(tb, published!.url) }).toEqual({
             t,
             status: a.status,
-            etag: a.headers.get('etag'),
+            etag: etag(a),
             type: a.headers.get('content-type'),
-            body: ta,
+            body: same(ta, server!.url),
           });
         }),
       );

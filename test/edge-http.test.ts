@@ -510,6 +510,9 @@ describe('access and keys', () => {
     expect((await call('/v1/hosts', { headers: { Authorization: 'Bearer wrong' } })).status).toBe(403);
     expect(files.reads).toEqual([]);
     for (const target of ['/health', '/v1/network', '/v1/stats/participants']) expect((await call(target)).status).toBe(200);
+    // the problem type pages are keyless (/problems/*): the resolver answers, here with its 404
+    for (const target of ['/problems/api-key-required', '/problems/anything/else']) expect((await call(target)).status, target).toBe(404);
+    expect((await call('/problemsx')).status).toBe(403);
   });
 
   it('keyed mode: a key opens the tiers it holds, from Authorization: Bearer or X-API-Key', async () => {

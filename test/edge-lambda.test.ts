@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
 import { ALLOWED_METHODS, CACHE_CONTROL } from '../src/edge/handler.js';
+import { edgePolicyOf } from '../src/edge/policy.js';
 import { runPublish, type PublishSummary } from '../src/publish/index.js';
 import { runBuild } from '../src/render/build.js';
 import type { FunctionUrlEvent, FunctionUrlHandler, FunctionUrlResult } from '../src/serve/lambda.js';
@@ -36,6 +37,8 @@ const KEYS = [
   { sha256: hash(NETWORK_KEY), tiers: ['network'], label: 'network' },
   { sha256: hash(MARKET_KEY), tiers: ['network', 'market'], label: 'market' },
 ];
+/** The host name of the function URL the events are sent to. */
+const FUNCTION_URL_HOST = 'abcdefghij.lambda-url.eu-west-1.on.aws';
 /** Bytes that are not UTF-8 (a lone continuation byte, an overlong form, 0xff), with a NUL and a BOM. */
 const BINARY = Uint8Array.from([0xef, 0xbb, 0xbf, 0x80, 0x00, 0xc0, 0xaf, 0xff, 0x7b, 0x0a]);
 
@@ -105,7 +108,7 @@ function eventOf(target: string, init: RequestInitLike, sourceIp: string): Funct
   new Headers(init.headers).forEach((value, name) => {
     if (name !== 'cookie') headers[name] = value;
   });
-  headers.host = 'abcdefghij.lambda-url.eu-west-1.on.aws';
+  headers.host = FUNCTION_URL_HOST;
   const cookie = new Headers(init.headers).get('cookie');
   return {
     version: '2.0',
@@ -158,9 +161,10 @@ beforeAll(async () => {
   s3 = await onRamDisk(() => startS3rver([BUCKET]));
   demoPublish = await publish(demoOut, 'demo/');
   for (const prefix of ['keyed/', 'binary/']) await publish(smallOut, prefix);
-  // An answer whose bytes are not UTF-8: the discovery document of one prefix, replaced.
+  // An answer whose bytes are not UTF-8: the file served as it is of one prefix, replaced; and its
+  // openapi.json, which the edge regenerates from its components.schemas, broken the same way.
   const client = new S3Client({ endpoint: s3.endpoint, forcePathStyle: true, region: 'us-east-1', requestChecksumCalculation: 'WHEN_REQUIRED' });
-  await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'binary/openapi.json', Body: BINARY }));
+  for (const key of ['binary/.well-known/api-catalog', 'binary/openapi.json']) await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: BINARY }));
   client.destroy();
 
   // The bundle, as Lambda loads it; its `handler` reads process.env on first use.
@@ -203,6 +207,8 @@ describeE2e('Lambda (function URL events, S3 via s3rver): every endpoint equals 
   out: demoOut,
   nowMs,
   baseUrl: demoBase,
+  origin: `https://${FUNCTION_URL_HOST}`,
+  policy: edgePolicyOf(snapshotInfo(demoOut).edge),
 }));
 
 describe('Lambda: the function URL adapter', () => {
@@ -253,12 +259,12 @@ describe('Lambda: the function URL adapter', () => {
 
   it('bodies that are not UTF-8 go base64 (isBase64Encoded), byte for byte; HEAD has no body', async () => {
     const binary = lambda.createLambdaHandler(envFor('binary/'), { log });
-    const r = await call(binary, '/openapi.json');
+    const r = await call(binary, '/.well-known/api-catalog');
     expect(r.status).toBe(200);
     expect(r.result.isBase64Encoded).toBe(true);
     expect(new Uint8Array(Buffer.from(r.result.body, 'base64'))).toEqual(BINARY);
     expect(r.result.headers['content-length']).toBe(String(BINARY.length));
-    const head = await binary(eventOf('/openapi.json', { method: 'HEAD' }, '198.51.100.9'));
+    const head = await binary(eventOf('/.well-known/api-catalog', { method: 'HEAD' }, '198.51.100.9'));
     expect(head.statusCode).toBe(200);
     expect([head.body, head.isBase64Encoded]).toEqual(['', false]);
     expect(head.headers['content-length']).toBe(String(BINARY.length));
@@ -290,6 +296,34 @@ describe('Lambda: the function URL adapter', () => {
     const open = await call(keyed, '/v1/network');
     expect(open.status).toBe(200);
     expect(open.headers.get('cache-control')).toBe(CACHE_CONTROL.mutable);
+
+    // /openapi.json (keyless) says what the function enforces, served from the function URL's origin
+    const doc = await call(keyed, '/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(doc.headers.get('cache-control')).toBe(CACHE_CONTROL.mutable);
+    const openapi = JSON.parse(doc.text) as { servers: unknown; security: unknown[]; paths: Record<string, { get: { 'x-access-tier'?: string; responses: Record<string, unknown> } }> };
+    expect(openapi.servers).toEqual([{ url: `https://${FUNCTION_URL_HOST}` }]);
+    expect(openapi.security).not.toContainEqual({});
+    expect(openapi.paths['/v1/participants']!.get).toMatchObject({
+      'x-access-tier': 'market',
+      responses: { '403': { content: { 'application/problem+json': { 'x-problem-types': ['https://keyed.example/problems/api-key-required', 'https://keyed.example/problems/insufficient-tier'] } } } },
+    });
+    expect(openapi.paths['/v1/network']!.get.responses['403']).toBeUndefined();
+    // the type of a 403 resolves to its page without a key
+    const page = await call(keyed, new URL((JSON.parse(low.text) as { type: string }).type).pathname);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('<h1>API key tier too low</h1>');
+    expect(page.result.isBase64Encoded).toBe(false);
+  });
+
+  it('a stored openapi.json that is not JSON is a 500 internal-error problem, and the reason goes to the log', async () => {
+    const binary = lambda.createLambdaHandler(envFor('binary/'), { log });
+    const r = await call(binary, '/openapi.json');
+    expect(r.status).toBe(500);
+    expect(r.headers.get('access-control-allow-origin')).toBe('*');
+    expect(JSON.parse(r.text)).toMatchObject({ type: 'https://keyed.example/problems/internal-error', status: 500, instance: '/openapi.json' });
+    expect(logged.join('\n')).toContain(`GET https://${FUNCTION_URL_HOST}/openapi.json: openapi.json is not a JSON document`);
   });
 
   it('the client address: sourceIp, or with CLIENT_ADDRESS=cloudfront-viewer-address the CloudFront-Viewer-Address header', async () => {

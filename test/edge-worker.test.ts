@@ -13,6 +13,7 @@ import { Miniflare, type WorkerOptions } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
+import { edgePolicyOf } from '../src/edge/policy.js';
 import { runBuild } from '../src/render/build.js';
 import { batchingBucket, BUCKET_LOADER_SCRIPT, fillBucket, type BucketWriter } from './helpers/bucket.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
@@ -103,6 +104,20 @@ async function call(worker: string, target: string, ip: string, init: RequestIni
   const res = await send(worker, ip)(target, init);
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
+
+/** What the tests read of a served /openapi.json. */
+interface OpenApiOperation {
+  security?: unknown[];
+  deprecated?: boolean;
+  'x-access-tier'?: string;
+  responses: Record<string, { content?: Record<string, { 'x-problem-types'?: string[] }> }>;
+}
+interface OpenApiDoc {
+  servers: unknown;
+  security: unknown[];
+  paths: Record<string, { get: OpenApiOperation }>;
+}
+const problemTypes = (op: OpenApiOperation, status: string): string[] | undefined => op.responses[status]?.content?.['application/problem+json']?.['x-problem-types'];
 
 /** snapshot.json of a built snapshot, edited, as bytes. */
 function editedInfo(out: string, edit: (info: Record<string, unknown>) => void): Uint8Array {
@@ -207,7 +222,15 @@ describe('the Worker bundle', () => {
   });
 });
 
-describeE2e('Worker (workerd, R2): every endpoint equals the oracle', () => ({ send: send('demo', '198.51.100.10'), db, out: demoOut, nowMs, baseUrl: demoBase }));
+describeE2e('Worker (workerd, R2): every endpoint equals the oracle', () => ({
+  send: send('demo', '198.51.100.10'),
+  db,
+  out: demoOut,
+  nowMs,
+  baseUrl: demoBase,
+  origin: 'http://demo.edge.test',
+  policy: edgePolicyOf(snapshotInfo(demoOut).edge),
+}));
 
 describe('Worker: the policy of the snapshot it serves', () => {
   it('build wrote the edge section of its configuration into snapshot.json', () => {
@@ -220,10 +243,20 @@ describe('Worker: the policy of the snapshot it serves', () => {
   it('keyed access (a snapshot built with access "keyed"): 403 without a key or below the tier; keyless endpoints open', async () => {
     let ip = 10;
     const get = (target: string, key?: string) => call('keyed', target, `192.0.2.${ip++}`, key ? { headers: { Authorization: `Bearer ${key}` } } : {});
-    // the OpenAPI document of the snapshot says what the Worker enforces
-    const openapi = JSON.parse((await get('/openapi.json')).text) as { paths: Record<string, { get: Record<string, unknown> }> };
+    // the OpenAPI document (keyless) says what the Worker enforces, served from the Worker's origin
+    const doc = await get('/openapi.json');
+    expect(doc.status).toBe(200);
+    const openapi = JSON.parse(doc.text) as OpenApiDoc;
+    expect(openapi.servers).toEqual([{ url: 'http://keyed.edge.test' }]);
+    expect(openapi.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]); // required: no {} alternative
     expect(openapi.paths['/v1/hosts']!.get['x-access-tier']).toBe('network');
     expect(openapi.paths['/v1/participants']!.get['x-access-tier']).toBe('market');
+    for (const [p, item] of Object.entries(openapi.paths)) {
+      const keyless = ['/health', '/health/db', '/v1/network', '/v1/stats/participants', '/openapi.json', '/.well-known/api-catalog', '/problems/{name}'].includes(p);
+      expect(problemTypes(item.get, '403'), p).toEqual(keyless ? undefined : ['https://keyed.example/problems/api-key-required', 'https://keyed.example/problems/insufficient-tier']);
+      expect(item.get.security, p).toEqual(keyless ? [{}, { bearerAuth: [] }, { apiKeyHeader: [] }] : undefined);
+      expect(problemTypes(item.get, '429'), p).toEqual(['https://iana.org/assignments/http-problem-types#quota-exceeded']); // 60 per 60 s
+    }
 
     for (const target of ['/v1/hosts', '/v1/incidents?limit=5', '/v1/nope']) {
       const r = await get(target);
@@ -246,11 +279,24 @@ describe('Worker: the policy of the snapshot it serves', () => {
     expect(hosts.headers.get('vary')).toBe('Authorization, X-API-Key');
     expect(hosts.headers.get('ratelimit-policy')).toBe('"keyed";q=600;w=60');
     expect((await get('/v1/participants', MARKET_KEY)).status).toBe(200);
-    for (const keyless of ['/v1/network', '/v1/stats/participants', '/health', '/.well-known/api-catalog']) {
+    for (const keyless of ['/v1/network', '/v1/stats/participants', '/health', '/.well-known/api-catalog', '/openapi.json', '/problems/insufficient-tier']) {
       const r = await get(keyless);
       expect(r.status, keyless).toBe(200);
       expect(r.headers.get('cache-control'), keyless).not.toMatch(/private/);
     }
+    // the type of a 403 resolves, without a key, to its page
+    for (const refused of [await get('/v1/hosts'), low]) {
+      const type = (JSON.parse(refused.text) as { type: string }).type;
+      const r = await get(new URL(type).pathname);
+      expect(r.status, type).toBe(200);
+      expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(r.headers.get('access-control-allow-origin')).toBe('*');
+      expect(r.text).toContain(`<strong>403</strong>`);
+      expect(r.text).toContain(`<code>${type}</code>`);
+    }
+    const unknown404 = await get('/problems/no-such-problem');
+    expect(unknown404.status).toBe(404);
+    expect(JSON.parse(unknown404.text)).toMatchObject({ type: 'https://keyed.example/problems/not-found', status: 404 });
   });
 
   it('the rate limiting bindings decide: 429 with Retry-After = the window, the quota-exceeded problem, per identity', async () => {
@@ -312,6 +358,17 @@ describe('Worker: the policy of the snapshot it serves', () => {
     expect(hosts.headers.get('sunset')).toBe('Tue, 01 Jun 2027 00:00:00 GMT');
     expect(hosts.headers.get('link')).toBe(`<${DEPRECATION.link}>; rel="deprecation"; type="text/html"`);
     expect((await call('limited', '/v1/sml', '203.0.113.10')).headers.get('deprecation')).toBeNull();
+    // the OpenAPI document says so: 429s, the deprecated operation, open access
+    const openapi = JSON.parse((await call('limited', '/openapi.json', '203.0.113.13')).text) as OpenApiDoc;
+    expect(openapi.servers).toEqual([{ url: 'http://limited.edge.test' }]);
+    expect(openapi.security).toContainEqual({});
+    expect(problemTypes(openapi.paths['/v1/sml']!.get, '429')).toEqual(['https://iana.org/assignments/http-problem-types#quota-exceeded']);
+    expect(problemTypes(openapi.paths['/v1/sml']!.get, '403')).toBeUndefined();
+    expect(openapi.paths['/v1/hosts']!.get.deprecated).toBe(true);
+    expect(openapi.paths['/v1/sml']!.get.deprecated).toBeUndefined();
+    // a snapshot built with the rate limit off: no 429 anywhere
+    const demo = JSON.parse((await call('demo', '/openapi.json', '203.0.113.13')).text) as OpenApiDoc;
+    for (const [p, item] of Object.entries(demo.paths)) expect(item.get.responses['429'], p).toBeUndefined();
   });
 
   it('a snapshot.json without edge (a build from before) is served with the default policy', async () => {
@@ -369,6 +426,9 @@ describe('Worker: the policy of the snapshot it serves', () => {
     expect(same.status).toBe(404);
     expect(JSON.parse(same.text)).toMatchObject({ type: 'https://v2.example/problems/not-found' });
     expect(same.headers.get('ratelimit')).toMatch(/^"anonymous";r=2;t=\d+$/);
+    // /openapi.json's problem types follow the base URL of the snapshot.json in force (the stored document's are the old one's)
+    const openapi = JSON.parse((await call('live', '/openapi.json', '192.0.2.72')).text) as OpenApiDoc;
+    expect(problemTypes(openapi.paths['/v1/hosts/{hostname}']!.get, '404')).toEqual(['https://v2.example/problems/host-not-found']);
     // a new policy (6 requests per window): a new handler, fresh counters
     const changed = await call('live2', '/v1/network', '192.0.2.71');
     expect(changed.status).toBe(200);

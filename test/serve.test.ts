@@ -5,6 +5,11 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { jsonBody } from '../src/api/json.js';
+import { openApiDocument } from '../src/api/openapi.js';
+import { componentSchemas } from '../src/api/openapi-schemas.js';
+import { defaultConfig } from '../src/config/index.js';
+import { policyOptions } from '../src/edge/openapi.js';
 import { runCli, startServe as startServeCli, type CliResult, type Served } from './helpers/cli.js';
 import { tempDir } from './helpers/feeds.js';
 
@@ -14,6 +19,13 @@ afterAll(async () => {
 });
 
 const BIG_BYTES = 16 * 1024 * 1024;
+/** The file served as it is (verbatim) that the tests of streaming make large. */
+const BIG_FILE = '.well-known/api-catalog';
+const BIG_PATH = '/.well-known/api-catalog';
+const BASE_URL = 'https://api.example';
+
+/** openapi.json as build writes it for the default configuration (its policy and base URL). */
+const STORED_OPENAPI = jsonBody(openApiDocument({ ...policyOptions(defaultConfig().edge), baseUrl: BASE_URL, serverUrl: BASE_URL, schemas: componentSchemas() }));
 
 /** A hand-made snapshot: the files the composers of /v1/network, /v1/hosts and the discovery documents read. */
 function snapshotDir(): string {
@@ -21,11 +33,13 @@ function snapshotDir(): string {
   fs.mkdirSync(path.join(dir, 'v1/hosts'), { recursive: true });
   const json = (v: unknown) => `${JSON.stringify(v)}\n`;
   fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ generated_at: new Date().toISOString(), files: [] }));
-  fs.writeFileSync(path.join(dir, 'snapshot.json'), json({ generated_at: new Date().toISOString(), base_url: 'https://api.example' }));
+  fs.writeFileSync(path.join(dir, 'snapshot.json'), json({ generated_at: new Date().toISOString(), base_url: BASE_URL }));
   fs.writeFileSync(path.join(dir, 'v1/network.json'), json({ hosts: { up: 2, down: 0, degraded: 0 }, open_incidents: 0 }));
   fs.writeFileSync(path.join(dir, 'v1/hosts.json'), json({ items: [] }));
-  // a large discovery document: served as it is, in one streamed response
-  fs.writeFileSync(path.join(dir, 'openapi.json'), Buffer.alloc(BIG_BYTES, 0x20));
+  fs.writeFileSync(path.join(dir, 'openapi.json'), STORED_OPENAPI);
+  // a large file served as it is, in one streamed response
+  fs.mkdirSync(path.join(dir, '.well-known'));
+  fs.writeFileSync(path.join(dir, BIG_FILE), Buffer.alloc(BIG_BYTES, 0x20));
   fs.writeFileSync(path.join(path.dirname(dir), `${path.basename(dir)}-secret.json`), '{"secret":true}');
   return dir;
 }
@@ -216,9 +230,91 @@ describe('peppol-snapshot serve', () => {
     expect((await fetch(`${s.url}/v1/hosts`, { headers: { 'X-API-Key': sha('pk_live_ops') } })).status).toBe(403);
     expect((await fetch(`${s.url}/v1/participants`, { headers: { 'X-API-Key': 'pk_live_ops' } })).status).toBe(403); // market tier
     expect((await fetch(`${s.url}/v1/network`)).status).toBe(200); // keyless
+    // the type of the 403 resolves, without a key, to its page
+    const type = ((await (await fetch(`${s.url}/v1/participants`, { headers: { 'X-API-Key': 'pk_live_ops' } })).json()) as { type: string }).type;
+    expect(type).toBe('https://api.example/problems/insufficient-tier');
+    const page = await fetch(`${s.url}${new URL(type).pathname}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=300');
+    expect(await page.text()).toContain('<h1>API key tier too low</h1>');
+    expect((await fetch(`${s.url}/problems/nope`)).status).toBe(404);
     const keyed = await fetch(`${s.url}/v1/network`, { headers: { 'X-API-Key': 'pk_live_ops' } });
     expect(keyed.headers.get('ratelimit-policy')).toBe('"keyed";q=600;w=60');
     expect((await stop(s)).code).toBe(0);
+  });
+
+  it('/openapi.json describes the policy in force (--access, --rate-limit) and the origin serving it', async () => {
+    type Op = { security?: unknown[]; responses: Record<string, { content?: Record<string, { 'x-problem-types'?: string[] }> }>; 'x-access-tier'?: string };
+    type Doc = { servers: unknown; security: unknown[]; info: { description: string }; paths: Record<string, { get: Op }> };
+    const dir = snapshotDir();
+    const keyFile = path.join(tempDir('keys-'), 'keys.jsonl');
+    fs.writeFileSync(keyFile, `{"sha256":"${createHash('sha256').update('pk_live_ops').digest('hex')}","tiers":["network"]}\n`);
+    const types = (op: Op, status: string) => op.responses[status]?.content?.['application/problem+json']?.['x-problem-types'];
+
+    // keyed, 5 requests per 60 s: the snapshot's openapi.json says open and 60 per 60 s
+    const k = await serve(['--out', dir, '--access', 'keyed', '--keys', keyFile, '--rate-limit', '5/60']);
+    const res = await fetch(`${k.url}/openapi.json`); // keyless: no key needed
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=300');
+    const text = await res.text();
+    const keyed = JSON.parse(text) as Doc;
+    expect(keyed.servers).toEqual([{ url: k.url }]);
+    expect(k.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(keyed.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]); // required: no {} alternative
+    expect(keyed.info.description).toContain('Access mode "keyed"');
+    expect(keyed.info.description).toContain('Rate limit: 5 requests per 60 seconds');
+    for (const [p, tier] of [['/v1/hosts', 'network'], ['/v1/participants', 'market'], ['/v1/aps/{key}/churn', 'market']] as const) {
+      const op = keyed.paths[p]!.get;
+      expect(op['x-access-tier'], p).toBe(tier);
+      expect(op.security, p).toBeUndefined();
+      expect(types(op, '403'), p).toEqual([`${BASE_URL}/problems/api-key-required`, `${BASE_URL}/problems/insufficient-tier`]);
+      expect(types(op, '429'), p).toEqual(['https://iana.org/assignments/http-problem-types#quota-exceeded']);
+    }
+    for (const p of ['/v1/network', '/health', '/openapi.json']) {
+      const op = keyed.paths[p]!.get;
+      expect(op.responses['403'], p).toBeUndefined();
+      expect(op.security, p).toContainEqual({});
+      expect(op['x-access-tier'], p).toBeUndefined();
+    }
+    const head = await rawRequest(k.url, '/openapi.json', 'HEAD');
+    expect([head.status, head.body, head.headers['content-length'], head.headers.etag]).toEqual([200, '', String(Buffer.byteLength(text)), res.headers.get('etag')]);
+    expect((await stop(k)).code).toBe(0);
+
+    // open, no rate limit
+    const o = await serve(['--out', dir, '--access', 'open', '--rate-limit', 'off']);
+    const open = (await (await fetch(`${o.url}/openapi.json`)).json()) as Doc;
+    expect(open.servers).toEqual([{ url: o.url }]);
+    expect(open.security).toContainEqual({});
+    expect(open.info.description).toContain('Access mode "open"');
+    expect(open.info.description).not.toContain('Rate limit');
+    for (const [p, item] of Object.entries(open.paths)) {
+      expect(item.get.responses['403'], p).toBeUndefined();
+      expect(item.get.responses['429'], p).toBeUndefined();
+      expect(item.get['x-access-tier'], p).toBeUndefined();
+    }
+    // the same snapshot with its own policy: the stored document but for its servers
+    expect((await stop(o)).code).toBe(0);
+    const d = await serve(['--out', dir]);
+    const own = (await (await fetch(`${d.url}/openapi.json`)).json()) as Record<string, unknown>;
+    expect(own).toEqual({ ...(JSON.parse(new TextDecoder().decode(STORED_OPENAPI)) as Record<string, unknown>), servers: [{ url: d.url }] });
+    expect((await stop(d)).code).toBe(0);
+  });
+
+  it('a stored openapi.json without components.schemas is a 500 internal-error problem, logged', async () => {
+    for (const broken of ['{"openapi":"3.1.1","paths":{}}', '\u0000not json', '{"components":{"schemas":[]}}']) {
+      const dir = snapshotDir();
+      fs.writeFileSync(path.join(dir, 'openapi.json'), broken);
+      const s = await serve(['--out', dir, '--rate-limit', 'off']);
+      const r = await fetch(`${s.url}/openapi.json`);
+      expect(r.status, broken).toBe(500);
+      expect(r.headers.get('content-type')).toBe('application/problem+json');
+      expect(r.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await r.json()).toMatchObject({ type: `${BASE_URL}/problems/internal-error`, status: 500, instance: '/openapi.json' });
+      expect((await stop(s)).code).toBe(0);
+      expect(s.stderr()).toMatch(/^error: GET http:\/\/127\.0\.0\.1:\d+\/openapi\.json: Error: openapi\.json (is not a JSON document|has no components\.schemas object)/m);
+    }
   });
 
   it('shuts down gracefully on SIGTERM: the in-flight response completes, then exit 0', async () => {
@@ -226,7 +322,7 @@ describe('peppol-snapshot serve', () => {
     const s = await serve(['--out', dir, '--rate-limit', 'off']);
     const u = new URL(s.url);
     const received = await new Promise<number>((ok, fail) => {
-      const req = http.get({ host: u.hostname, port: u.port, path: '/openapi.json', agent: false }, (res) => {
+      const req = http.get({ host: u.hostname, port: u.port, path: BIG_PATH, agent: false }, (res) => {
         let n = 0;
         res.pause(); // a slow client: the server is mid-response when the signal arrives
         s.child.kill('SIGTERM');
@@ -242,7 +338,7 @@ describe('peppol-snapshot serve', () => {
     const result = await s.done;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('SIGTERM: finishing in-flight requests');
-    expect(result.stderr).toMatch(new RegExp(`"GET /openapi.json HTTP/1\\.1" 200 ${BIG_BYTES} `));
+    expect(result.stderr).toMatch(new RegExp(`"GET /\\.well-known/api-catalog HTTP/1\\.1" 200 ${BIG_BYTES} `));
     await expect(fetch(`${s.url}/health`)).rejects.toThrow();
   });
 
@@ -251,7 +347,7 @@ describe('peppol-snapshot serve', () => {
     const s = await serve(['--out', dir, '--rate-limit', 'off']);
     const u = new URL(s.url);
     await new Promise<void>((ok, fail) => {
-      const req = http.get({ host: u.hostname, port: u.port, path: '/openapi.json', agent: false }, (res) => {
+      const req = http.get({ host: u.hostname, port: u.port, path: BIG_PATH, agent: false }, (res) => {
         res.pause();
         setTimeout(() => {
           req.destroy();
@@ -263,8 +359,9 @@ describe('peppol-snapshot serve', () => {
       setTimeout(() => fail(new Error('no response')), 5000);
     });
     // the aborted response is logged with the bytes actually sent
-    await expect.poll(() => /"GET \/openapi\.json HTTP\/1\.1" 200 (\d+) /.exec(s.stderr())?.[1], { timeout: 5000 }).toBeDefined();
-    const sent = Number(/"GET \/openapi\.json HTTP\/1\.1" 200 (\d+) /.exec(s.stderr())![1]);
+    const logged = /"GET \/\.well-known\/api-catalog HTTP\/1\.1" 200 (\d+) /;
+    await expect.poll(() => logged.exec(s.stderr())?.[1], { timeout: 5000 }).toBeDefined();
+    const sent = Number(logged.exec(s.stderr())![1]);
     expect(sent).toBeLessThan(BIG_BYTES);
     expect((await fetch(`${s.url}/health`)).status).toBe(200);
     const t0 = Date.now();

@@ -4,8 +4,8 @@
 import type { Route, RouteId } from './routes/table.js';
 import type { ParsedParams } from './routes/types.js';
 
-/** Routes answered by the HTTP layer or served as files, not by a query and a composer. */
-type SelfAnsweredRouteId = 'health' | 'health.db' | 'discovery.openapi' | 'discovery.api_catalog';
+/** Routes answered by the HTTP layer, served as files, or generated from code (the problem type pages), not by a query and a composer. */
+type SelfAnsweredRouteId = 'health' | 'health.db' | 'discovery.openapi' | 'discovery.api_catalog' | 'discovery.problem_type';
 
 /** The routes with a query in the oracle and a composer in the shim. */
 export type DataRouteId = Exclude<RouteId, SelfAnsweredRouteId>;
@@ -30,7 +30,7 @@ export type ParamsOf<I extends RouteId> = ParsedParams<Route<I>['params']>;
 /** Parameters of some route, seen from code that dispatches on the route id at run time. */
 export type AnyParams = Readonly<Record<string, unknown>>;
 
-const SELF_ANSWERED: ReadonlySet<string> = new Set<SelfAnsweredRouteId>(['health', 'health.db', 'discovery.openapi', 'discovery.api_catalog']);
+const SELF_ANSWERED: ReadonlySet<string> = new Set<SelfAnsweredRouteId>(['health', 'health.db', 'discovery.openapi', 'discovery.api_catalog', 'discovery.problem_type']);
 
 /** True for a route id with a query and a composer. */
 export function isDataRoute(id: string): id is DataRouteId {

@@ -12,6 +12,8 @@
 export const JSON_CONTENT_TYPE = 'application/json';
 /** RFC 9727 §4.1: the api-catalog linkset carries this profile. */
 export const LINKSET_CONTENT_TYPE = 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"';
+/** The problem type pages (`/problems/{name}`, src/api/problem-pages.ts): the one answer that is not JSON. */
+export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8';
 
 const enc = new TextEncoder();
 

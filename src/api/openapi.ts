@@ -1,8 +1,10 @@
-// The OpenAPI 3.1 document and the RFC 9727 API catalog, generated from the route table and the zod
-// response schemas (docs/api.md, "Discovery"). Edge-safe: zod and pure modules only.
+// The OpenAPI 3.1 document, generated from the route table and the component schemas (docs/api.md,
+// "Discovery"). Edge-safe and zod-free: the component schemas come in as data (JSON Schema), made from
+// the zod response schemas by `componentSchemas()` (src/api/openapi-schemas.ts) at build time, and read
+// back from the stored openapi.json by the edge, which regenerates the document for the policy in force
+// and the origin serving it (src/edge/openapi.ts).
 //
-// - components.schemas: one per RESOURCE_SCHEMAS entry (zod 4 z.toJSONSchema, JSON Schema 2020-12,
-//   the dialect of OpenAPI 3.1); nested resources are $refs.
+// - components.schemas: as given (one per RESOURCE_SCHEMAS entry, nested resources as $refs);
 // - one GET operation per route; operationId = the route id in camelCase, `x-route-id` = the route id;
 //   parameters from the route's ParamDefs (comma lists as style=form, explode=false arrays);
 // - responses: 200 with the route's schema and content type, 400 when the route has a parameter or
@@ -10,25 +12,24 @@
 //   keyless endpoints, 429 when a rate limit is configured; all errors application/problem+json;
 // - security: bearer (`Authorization: Bearer <key>`) and `X-API-Key`; optional in mode "open" and on
 //   keyless endpoints, required otherwise; `x-access-tier` names the tier an endpoint needs in "keyed".
-import { z } from 'zod';
 import { matchPathPattern } from '../config/patterns.js';
-import { JSON_CONTENT_TYPE } from './json.js';
-import { PROBLEM_CATALOGUE, PROBLEM_CONTENT_TYPE, problemTypeUri } from './problems.js';
+import { PROBLEM_CATALOGUE, PROBLEM_CONTENT_TYPE, problemTypeUri, type ProblemName } from './problems.js';
 import { badRequestParams, notFoundProblems, ruleSentence } from './routes/request.js';
 import { ROUTE_LIST } from './routes/table.js';
 import type { AnyRoute, ParamDef } from './routes/types.js';
-import { ApiCatalog, RESOURCE_SCHEMAS, type ResourceName } from './schemas/index.js';
-import { EXAMPLES } from './schemas/examples.js';
 import type { JsonSchema } from './params.js';
 
 export const OPENAPI_VERSION = '3.1.1';
+export const API_TITLE = 'Peppol Network Monitoring API';
 export const OPENAPI_MEDIA_TYPE = 'application/vnd.oai.openapi+json;version=3.1';
 
 export type Tier = 'network' | 'market';
 
 export interface OpenApiOptions {
-  /** render.base_url: the servers entry and the problem type URIs. */
+  /** The snapshot's render.base_url: the base of the problem type URIs (`{baseUrl}/problems/<name>`). */
   baseUrl: string;
+  /** servers[0].url: the origin serving the document (the edge: the request's; build: render.base_url). */
+  serverUrl: string;
   /** edge.access */
   access: { mode: 'open' | 'keyed'; tiers: { network: readonly string[]; market: readonly string[] } };
   /** edge.rate_limit */
@@ -37,27 +38,16 @@ export interface OpenApiOptions {
   deprecations?: ReadonlyArray<{ path: string }>;
   /** info.version (default "1"). */
   version?: string;
+  /** components.schemas: JSON Schema 2020-12 per resource name (componentSchemas() at build time). */
+  schemas: Readonly<Record<string, Json>>;
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 
 function stripBase(url: string): string {
   return url.replace(/\/+$/, '');
-}
-
-/** components.schemas from RESOURCE_SCHEMAS. */
-export function componentSchemas(): Record<string, Json> {
-  const reg = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(RESOURCE_SCHEMAS)) reg.add(schema, { id });
-  const { schemas } = z.toJSONSchema(reg, { uri: (id) => `#/components/schemas/${id}` });
-  const out: Record<string, Json> = {};
-  for (const id of Object.keys(RESOURCE_SCHEMAS)) {
-    const { $schema: _s, $id: _i, ...rest } = schemas[id] as Json;
-    out[id] = { ...rest, examples: [EXAMPLES[id as ResourceName]] };
-  }
-  return out;
 }
 
 /** operationId: the route id in camelCase (`hosts.detail` -> `hostsDetail`). */
@@ -85,14 +75,14 @@ function parameterObject(name: string, def: ParamDef): Json {
   return p;
 }
 
-function problemResponse(description: string, names: readonly string[], baseUrl: string, headers: Json): Json {
+function problemResponse(description: string, names: readonly ProblemName[], baseUrl: string, headers: Json): Json {
   return {
     description,
     headers,
     content: {
       [PROBLEM_CONTENT_TYPE]: {
         schema: ref('Problem'),
-        'x-problem-types': names.map((n) => problemTypeUri(n as keyof typeof PROBLEM_CATALOGUE, baseUrl)),
+        'x-problem-types': names.map((n) => problemTypeUri(n, baseUrl)),
       },
     },
   };
@@ -123,7 +113,7 @@ export function openApiDocument(opts: OpenApiOptions): Json {
     const bad = badRequestParams(route);
     if (bad.length > 0) {
       const defs = Object.values(route.params);
-      const names: string[] = [];
+      const names: ProblemName[] = [];
       if (defs.some((d) => d.in === 'query' && d.type.strict && d.invalid === 'invalid-parameter') || (route.rules ?? []).length > 0) names.push('invalid-parameter');
       if (defs.some((d) => d.invalid === 'invalid-cursor')) names.push('invalid-cursor');
       if (defs.some((d) => d.in === 'query' && d.required)) names.push('missing-parameter');
@@ -136,7 +126,7 @@ export function openApiDocument(opts: OpenApiOptions): Json {
       responses['403'] = problemResponse(`No valid API key, or a key below the endpoint's tier: needs ${what}.`, ['api-key-required', 'insufficient-tier'], base, commonHeaders);
     }
     const nf = notFoundProblems(route);
-    if (nf.length > 0) responses['404'] = problemResponse(nf.map((n) => PROBLEM_CATALOGUE[n as keyof typeof PROBLEM_CATALOGUE].title).join('; '), nf, base, commonHeaders);
+    if (nf.length > 0) responses['404'] = problemResponse(nf.map((n) => PROBLEM_CATALOGUE[n].title).join('; '), nf, base, commonHeaders);
     if (limited) {
       responses['429'] = problemResponse('Rate limit exceeded.', ['quota-exceeded'], base, { ...commonHeaders, 'Retry-After': { $ref: '#/components/headers/Retry-After' } });
     }
@@ -159,7 +149,7 @@ export function openApiDocument(opts: OpenApiOptions): Json {
   const doc: Json = {
     openapi: OPENAPI_VERSION,
     info: {
-      title: 'Peppol Network Monitoring API',
+      title: API_TITLE,
       version: opts.version ?? '1',
       description:
         'Read-only open data about the Peppol e-invoicing network: host liveness, incidents, participants, providers, seats, change events, anomalies, SML/SMK zones. ' +
@@ -169,12 +159,12 @@ export function openApiDocument(opts: OpenApiOptions): Json {
           : ' Access mode "open": every endpoint is public; an API key is optional and only raises the rate limit.') +
         (rl !== 'off' ? ` Rate limit: ${rl.requests} requests per ${rl.window_seconds} seconds per client identity.` : ''),
     },
-    servers: [{ url: base }],
+    servers: [{ url: stripBase(opts.serverUrl) }],
     tags: [...new Set(ROUTE_LIST.map((r) => r.tag))].map((name) => ({ name })),
     security: keyed ? [{ bearerAuth: [] }, { apiKeyHeader: [] }] : optionalAuth,
     paths,
     components: {
-      schemas: componentSchemas(),
+      schemas: { ...opts.schemas },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'X-API-Key: <API_KEY>' },
@@ -192,19 +182,4 @@ export function openApiDocument(opts: OpenApiOptions): Json {
     },
   };
   return doc;
-}
-
-/** The RFC 9727 API catalog (an RFC 9264 linkset) for a base URL. */
-export function apiCatalog(baseUrl: string): ApiCatalog {
-  const base = stripBase(baseUrl);
-  // Parsed rather than typed: zod's type of a catchall object cannot hold `anchor` next to the link arrays.
-  return ApiCatalog.parse({
-    linkset: [
-      {
-        anchor: `${base}/v1`,
-        'service-desc': [{ href: `${base}/openapi.json`, type: OPENAPI_MEDIA_TYPE }],
-        status: [{ href: `${base}/health`, type: JSON_CONTENT_TYPE }],
-      },
-    ],
-  });
 }

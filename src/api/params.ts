@@ -75,6 +75,25 @@ export function enumType<const V extends string>(values: readonly V[], what = 'o
   };
 }
 
+/**
+ * One of `values` exactly as written: no trimming, no case folding. For names that are the last
+ * segment of a URI another document holds (the problem types), where one spelling is the name.
+ */
+export function exactEnumType<const V extends string>(values: readonly V[], what = 'one of'): ParamType<V> {
+  const set = new Set<string>(values);
+  const expected = `${what} ${values.map((v) => `"${v}"`).join(', ')}`;
+  const isValue = (v: string): v is V => set.has(v);
+  return {
+    kind: 'enum',
+    expected,
+    list: false,
+    strict: true,
+    schema: { type: 'string', enum: [...values] },
+    parse: (raw) => (isValue(raw) ? ok(raw) : { ok: false, expected }),
+    print: (v) => v,
+  };
+}
+
 const BOOL_EXPECTED = '"true" or "false"';
 
 /** `true` or `false`, any letter case. Not 1/0/yes/no: one spelling per value. */
@@ -459,7 +478,8 @@ export type ParamProblem =
   | 'access-point-not-found'
   | 'churn-not-found'
   | 'seat-not-found'
-  | 'anomaly-not-found';
+  | 'anomaly-not-found'
+  | 'not-found';
 
 /** One invalid parameter: names the parameter, says what was expected and what was given. */
 export interface ParamError {

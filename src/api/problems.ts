@@ -14,34 +14,76 @@ export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-ty
 export interface ProblemTypeInfo {
   status: number;
   title: string;
-  /** When the API answers with this type (docs and OpenAPI). */
+  /** When the API answers with this type (docs and the type's page, src/api/problem-pages.ts). */
   when: string;
+  /** What a client should do about it, one sentence (the type's page); `code` in backquotes. */
+  advice: string;
 }
 
 export const PROBLEM_CATALOGUE = {
-  'invalid-parameter': { status: 400, title: 'Invalid query parameter', when: 'a query parameter has a value outside its type, or parameters contradict each other (a range whose start is after its end, cursor with prev_cursor)' },
-  'missing-parameter': { status: 400, title: 'Missing query parameter', when: 'a required query parameter is absent or empty' },
-  'invalid-cursor': { status: 400, title: 'Invalid cursor', when: 'a cursor or prev_cursor is malformed, damaged, or belongs to another list or ordering' },
-  'invalid-identifier': { status: 400, title: 'Invalid identifier in path', when: 'a path identifier the spec validates (the participant id) is not in its form' },
-  'invalid-request': { status: 400, title: 'Invalid request target', when: 'the request target is malformed (bad percent-encoding, dot segments, encoded separators)' },
-  'api-key-required': { status: 403, title: 'API key required', when: 'access mode "keyed": the endpoint needs a paid key and none or an unknown one was sent' },
-  'insufficient-tier': { status: 403, title: 'API key tier too low', when: 'access mode "keyed": the key does not cover the tier of the endpoint' },
-  'not-found': { status: 404, title: 'Not found', when: 'no endpoint has this path' },
-  'host-not-found': { status: 404, title: 'Unknown host', when: 'no monitored host has this hostname' },
-  'participant-not-found': { status: 404, title: 'Unknown participant', when: 'no participant has this identifier' },
-  'provider-not-found': { status: 404, title: 'Unknown provider', when: 'no curated provider has this slug' },
-  'access-point-not-found': { status: 404, title: 'Unknown access point', when: 'no access point provider has this key (current or stale)' },
-  'churn-not-found': { status: 404, title: 'No churn for this access point', when: 'the access point is unknown or has no churn' },
-  'seat-not-found': { status: 404, title: 'Unknown seat', when: 'no seat has this seat id' },
-  'anomaly-not-found': { status: 404, title: 'Unknown anomaly', when: 'no anomaly has this id' },
-  'method-not-allowed': { status: 405, title: 'Method not allowed', when: 'a method other than GET, HEAD or OPTIONS' },
-  'uri-too-long': { status: 414, title: 'URI too long', when: 'the request target exceeds the edge limit' },
-  'quota-exceeded': { status: 429, title: 'Request cannot be satisfied as assigned quota has been exceeded', when: 'the client identity exceeded its request quota for the window' },
-  'internal-error': { status: 500, title: 'Internal error', when: 'an unexpected failure at the edge' },
+  'invalid-parameter': {
+    status: 400,
+    title: 'Invalid query parameter',
+    when: 'a query parameter has a value outside its type, or parameters contradict each other (a range whose start is after its end, cursor with prev_cursor)',
+    advice: 'Correct the parameter that `detail` names (its accepted values are in the OpenAPI document) and send the request again; the same request gets the same answer.',
+  },
+  'missing-parameter': { status: 400, title: 'Missing query parameter', when: 'a required query parameter is absent or empty', advice: 'Add the parameter that `detail` names, with a value, and send the request again.' },
+  'invalid-cursor': {
+    status: 400,
+    title: 'Invalid cursor',
+    when: 'a cursor or prev_cursor is malformed, damaged, or belongs to another list or ordering',
+    advice: 'Start the list again without `cursor`, then pass each `next_cursor` unchanged to the same list, ordering and direction.',
+  },
+  'invalid-identifier': {
+    status: 400,
+    title: 'Invalid identifier in path',
+    when: 'a path identifier the spec validates (the participant id) is not in its form',
+    advice: 'Write the identifier in its form: a participant is `scheme::value`, such as `0208::0123456789`.',
+  },
+  'invalid-request': {
+    status: 400,
+    title: 'Invalid request target',
+    when: 'the request target is malformed (bad percent-encoding, dot segments, encoded separators)',
+    advice: 'Percent-encode the request target as RFC 3986 says, without `.` or `..` segments, encoded `/` or `\\`, control characters or empty segments.',
+  },
+  'api-key-required': {
+    status: 403,
+    title: 'API key required',
+    when: 'access mode "keyed": the endpoint needs a paid key and none or an unknown one was sent',
+    advice: 'Send a valid API key as `Authorization: Bearer <key>` or `X-API-Key: <key>`; the operator of this deployment issues keys.',
+  },
+  'insufficient-tier': {
+    status: 403,
+    title: 'API key tier too low',
+    when: 'access mode "keyed": the key does not cover the tier of the endpoint',
+    advice: 'Use a key of the tier the endpoint needs (`x-access-tier` in the OpenAPI document); a market key covers network endpoints too.',
+  },
+  'not-found': { status: 404, title: 'Not found', when: 'no endpoint has this path', advice: 'Check the path against the OpenAPI document: literal segments are case-sensitive and no path ends with `/`.' },
+  'host-not-found': { status: 404, title: 'Unknown host', when: 'no monitored host has this hostname', advice: 'Check the hostname; `/v1/hosts` lists every monitored host.' },
+  'participant-not-found': { status: 404, title: 'Unknown participant', when: 'no participant has this identifier', advice: 'Check the identifier; `/v1/participants?q=` finds participants by identifier or name.' },
+  'provider-not-found': { status: 404, title: 'Unknown provider', when: 'no curated provider has this slug', advice: 'Check the slug; `/v1/providers` lists the providers with theirs.' },
+  'access-point-not-found': { status: 404, title: 'Unknown access point', when: 'no access point provider has this key (current or stale)', advice: 'Check the key; `/v1/aps` lists every access point provider under its current key.' },
+  'churn-not-found': { status: 404, title: 'No churn for this access point', when: 'the access point is unknown or has no churn', advice: 'Check the key against `/v1/aps`; an access point that never gained or lost a participant has no churn to show.' },
+  'seat-not-found': { status: 404, title: 'Unknown seat', when: 'no seat has this seat id', advice: 'Check the seat id (`P`, two letters, six digits); `/v1/aps` lists the seats of every provider.' },
+  'anomaly-not-found': { status: 404, title: 'Unknown anomaly', when: 'no anomaly has this id', advice: 'Check the id; `/v1/anomalies` lists the anomalies.' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed', when: 'a method other than GET, HEAD or OPTIONS', advice: 'Use GET or HEAD: the API is read-only.' },
+  'uri-too-long': { status: 414, title: 'URI too long', when: 'the request target exceeds the edge limit', advice: 'Keep the request target within 2,048 bytes: fewer filter values or a shorter `q`.' },
+  'quota-exceeded': {
+    status: 429,
+    title: 'Request cannot be satisfied as assigned quota has been exceeded',
+    when: 'the client identity exceeded its request quota for the window',
+    advice: 'Wait the seconds that `Retry-After` gives before the next request, and pace requests by the `RateLimit` headers; a valid API key raises the quota.',
+  },
+  'internal-error': { status: 500, title: 'Internal error', when: 'an unexpected failure at the edge', advice: 'Try again later, waiting longer after each failure; if it persists, tell the operator of this deployment.' },
 } as const satisfies Record<string, ProblemTypeInfo>;
 
 export type ProblemName = keyof typeof PROBLEM_CATALOGUE;
 export const PROBLEM_NAMES = Object.keys(PROBLEM_CATALOGUE) as ProblemName[];
+
+/** True for a name of the catalogue. */
+export function isProblemName(v: unknown): v is ProblemName {
+  return typeof v === 'string' && Object.hasOwn(PROBLEM_CATALOGUE, v);
+}
 
 /** Kinds of resource a 404 can name, with their problem names (spec "Errors" 3). */
 export const NOT_FOUND_PROBLEMS = {
@@ -52,6 +94,8 @@ export const NOT_FOUND_PROBLEMS = {
   churn: 'churn-not-found',
   seat: 'seat-not-found',
   anomaly: 'anomaly-not-found',
+  /** A problem type page (`/problems/{name}`) of a name the catalogue does not have: the plain 404. */
+  'problem-type': 'not-found',
 } as const satisfies Record<string, ProblemName>;
 export type NotFoundKind = keyof typeof NOT_FOUND_PROBLEMS;
 
@@ -63,6 +107,7 @@ const NOT_FOUND_NOUN: Record<NotFoundKind, string> = {
   churn: 'churn for an access point with key',
   seat: 'seat with seat id',
   anomaly: 'anomaly with id',
+  'problem-type': 'problem type named',
 };
 
 /** `{base_url}/problems/<name>` (quota-exceeded: the IANA URI). A trailing "/" of the base is ignored. */

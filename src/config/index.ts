@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { UsageError } from '../util/errors.js';
 import { scanJson, type JsonPath } from './json-scan.js';
-import { KEYLESS_PATHS, isPathPattern, matchPathPattern } from './patterns.js';
+import { KEYLESS_PATHS, isPathPattern, patternsOverlap } from './patterns.js';
 import { configSchema, hasUrlScheme, isHttpUrl, type ParsedConfig } from './schema.js';
 
 export { KEYLESS_PATHS, matchPathPattern, isPathPattern, isRouteId } from './patterns.js';
@@ -365,7 +365,8 @@ function crossKeyProblems(raw: Record<string, unknown>, baseDir: string): Proble
         if (typeof entry !== 'string') return;
         const at: JsonPath = ['edge', 'access', 'tiers', tier, i];
         if (isPathPattern(entry)) {
-          const covered = KEYLESS_PATHS.filter((k) => matchPathPattern(entry, k));
+          // A keyless entry is itself a pattern (/problems/*): any path both match is a conflict.
+          const covered = KEYLESS_PATHS.filter((k) => patternsOverlap(entry, k));
           if (covered.length > 0) {
             out.push({
               path: at,

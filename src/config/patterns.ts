@@ -5,7 +5,11 @@
 // "/v1/aps/*" matches "/v1/aps/c-acme" and "/v1/aps/c-acme/churn" but not "/v1/aps" itself.
 // Matching is on the path only (no query string) and is case-sensitive.
 
-/** Endpoints the spec makes keyless: they never belong to an access tier. */
+/**
+ * Endpoints the spec makes keyless, as path patterns: they never belong to an access tier. The
+ * discovery endpoints include the problem type pages (`/problems/<name>`), which every problem's `type`
+ * links to, so a client without a key can read why it was refused.
+ */
 export const KEYLESS_PATHS: readonly string[] = [
   '/health',
   '/health/db',
@@ -13,6 +17,7 @@ export const KEYLESS_PATHS: readonly string[] = [
   '/v1/stats/participants',
   '/openapi.json',
   '/.well-known/api-catalog',
+  '/problems/*',
 ];
 
 /** Characters allowed in a path pattern: RFC 3986 path characters plus `*`. */
@@ -46,4 +51,27 @@ function compile(pattern: string): RegExp {
 /** True when `path` (no query string) matches `pattern`. */
 export function matchPathPattern(pattern: string, path: string): boolean {
   return compile(pattern).test(path);
+}
+
+/** True when a request path (or a route's path template) is keyless: it matches a KEYLESS_PATHS pattern. */
+export function isKeylessPath(path: string): boolean {
+  return KEYLESS_PATHS.some((k) => matchPathPattern(k, path));
+}
+
+/** True when some path matches both patterns (`*` matches any run of characters in either). */
+export function patternsOverlap(a: string, b: string): boolean {
+  const memo = new Map<number, boolean>();
+  const from = (i: number, j: number): boolean => {
+    const key = i * (b.length + 1) + j;
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    let r: boolean;
+    if (i === a.length && j === b.length) r = true;
+    else if (i < a.length && a[i] === '*') r = from(i + 1, j) || (j < b.length && from(i, j + 1)); // a's * ends, or takes b's next
+    else if (j < b.length && b[j] === '*') r = from(i, j + 1) || (i < a.length && from(i + 1, j));
+    else r = i < a.length && j < b.length && a[i] === b[j] && from(i + 1, j + 1);
+    memo.set(key, r);
+    return r;
+  };
+  return from(0, 0);
 }

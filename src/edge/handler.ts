@@ -9,10 +9,13 @@
 //   3. request target checks (hostile input: 400, overlong: 414) — before any file is touched;
 //   4. method: OPTIONS answers the CORS preflight (204), anything but GET/HEAD is 405;
 //   5. access (keyed mode: 403 without a valid key of the route's tier);
-//   6. /health, /health/db, else the resolver; then ETag / If-None-Match (304) and HEAD.
+//   6. /health, /health/db, /openapi.json (regenerated for this policy), else the resolver; then
+//      ETag / If-None-Match (304) and HEAD.
 // Every response carries Access-Control-Allow-Origin: * and the rate-limit headers.
-import { KEYLESS_PATHS, matchPathPattern } from '../config/patterns.js';
+import { isKeylessPath, matchPathPattern } from '../config/patterns.js';
 import { createKeyStore, presentedKey } from './api-keys.js';
+import { sha256Etag } from './etag.js';
+import { OPENAPI_FILE, OPENAPI_PATH, openApiResponder } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, problemDoc, quotaExceededDoc, type EdgeProblemName, type ProblemDoc } from './problem.js';
 import { FixedWindowLimiter, ipIdentity, type Take } from './ratelimit.js';
 import { checkTarget, isSafeFilePath } from './target.js';
@@ -74,8 +77,9 @@ export interface HandlerOptions {
    */
   rateLimit?: (identity: string, policy: RateLimitPolicyName) => Promise<boolean | null>;
   /**
-   * The snapshot's base URL (snapshot.json), for the type URIs of the edge's own problems; null when
-   * unknown (then `about:blank`). Called only when a problem is answered.
+   * The snapshot's base URL (snapshot.json), for the type URIs of the edge's own problems (null when
+   * unknown: then `about:blank`) and of /openapi.json (null: a 500). Called only when a problem or
+   * /openapi.json is answered.
    */
   problemBaseUrl?: (files: FileReader) => Promise<string | null>;
   /** Told about unexpected failures (resolver or reader errors) answered with 500. */
@@ -89,11 +93,6 @@ const enc = new TextEncoder();
 
 function json(value: unknown): Uint8Array {
   return enc.encode(JSON.stringify(value));
-}
-
-async function sha256Etag(body: Uint8Array): Promise<string> {
-  const d = new Uint8Array(await crypto.subtle.digest('SHA-256', body));
-  return `"${Array.from(d.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join('')}"`;
 }
 
 /** True when an If-None-Match value matches `etag` (weak comparison, RFC 9110 §13.1.2). */
@@ -147,6 +146,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
   const rl = policy.rate_limit === 'off' ? null : policy.rate_limit;
   const limiter = rl ? new FixedWindowLimiter(rl.window_seconds * 1000, opts.maxIdentities) : null;
   const keyed = policy.access.mode === 'keyed';
+  const openApi = openApiResponder(policy);
 
   function limitsOf(key: KeyEntry | null): Limits | null {
     if (!rl) return null;
@@ -219,6 +219,15 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
       opts.onError?.(e, request);
       return null;
     }
+  }
+
+  /** /openapi.json: the stored document regenerated for this policy, served from the request's origin. */
+  async function openApiAnswer(origin: string): Promise<Answer> {
+    const baseUrl = opts.problemBaseUrl ? await opts.problemBaseUrl(files) : null;
+    if (baseUrl === null) throw new Error(`${OPENAPI_PATH}: the snapshot's base URL (snapshot.json) is unknown, so are its problem type URIs`);
+    const stored = await files.read(OPENAPI_FILE);
+    if (stored === null) throw new Error(`the snapshot has no ${OPENAPI_FILE}`);
+    return openApi(stored, { serverUrl: origin, baseUrl });
   }
 
   // The manifest's time is looked up at most every HEALTH_CACHE_MS, so frequent probes cost nothing.
@@ -304,7 +313,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
     }
 
     // 5. access
-    const keyless = KEYLESS_PATHS.includes(pathname);
+    const keyless = isKeylessPath(pathname);
     const routeId = routeOf(pathname);
     if (keyed) {
       h.set('Vary', 'Authorization, X-API-Key');
@@ -332,6 +341,8 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
         answer = { status: 200, body: json({ status: 'ok', service: SERVICE }), contentType: 'application/json', cacheClass: 'none' };
       } else if (pathname === '/health/db') {
         answer = { status: 200, body: json(await healthDb()), contentType: 'application/json', cacheClass: 'none' };
+      } else if (pathname === OPENAPI_PATH) {
+        answer = await openApiAnswer(url.origin);
       } else {
         answer = await opts.resolve({ url, routeId }, files);
       }

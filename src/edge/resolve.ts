@@ -1,14 +1,18 @@
 // The shim's resolver: request URL -> route (src/api/routes/table.ts) -> canonical parameters -> the route's
 // composer (src/edge/compose) over the snapshot's files -> body bytes (src/api/json.ts). Edge-safe.
+// The problem type pages (`/problems/{name}`) are the one route answered from code: generated from the
+// problem catalogue (src/api/problem-pages.ts) under the snapshot's base URL.
 //
 // The snapshot's clock and base URL come from `snapshot.json` ({generated_at, base_url, edge}, written
 // by `build`), read at most every SNAPSHOT_INFO_TTL_MS: "today", "the last 24 hours" and staleness are
 // those of the snapshot, exactly as the oracle computed them at build time.
-import { jsonBody, JSON_CONTENT_TYPE } from '../api/json.js';
-import { PROBLEM_CONTENT_TYPE } from '../api/problems.js';
+import { HTML_CONTENT_TYPE, jsonBody, JSON_CONTENT_TYPE } from '../api/json.js';
+import { PROBLEM_PAGE_HEADERS, problemTypePage } from '../api/problem-pages.js';
+import { isProblemName, PROBLEM_CONTENT_TYPE } from '../api/problems.js';
 import { finishResult, paramErrorsOf, problemOf, type ApiResult } from '../api/result.js';
 import { matchRoute } from '../api/routes/match.js';
 import { parseRequest } from '../api/routes/request.js';
+import type { RouteId } from '../api/routes/table.js';
 import { compose } from './compose/index.js';
 import type { ReadStats } from './list-reader.js';
 import type { Answer, EdgePolicy, FileReader, Resolve } from './types.js';
@@ -28,11 +32,28 @@ export interface SnapshotInfo {
 
 const dec = new TextDecoder();
 
-/** Files served as they are (discovery documents), by request path. */
+/**
+ * Files served as they are, by request path: the API catalog. (/openapi.json is the HTTP layer's: it is
+ * regenerated for the policy in force, src/edge/openapi.ts.)
+ */
 const STATIC_FILES: Record<string, { path: string; contentType: string }> = {
-  '/openapi.json': { path: 'openapi.json', contentType: 'application/json' },
   '/.well-known/api-catalog': { path: '.well-known/api-catalog', contentType: 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"' },
 };
+
+/** The route whose answers are generated from the problem catalogue, not read (src/api/problem-pages.ts). */
+const PROBLEM_TYPE_ROUTE: RouteId = 'discovery.problem_type';
+
+/** The page of a problem type; `name` is the route's parsed parameter, one of the catalogue's names. */
+function problemTypeAnswer(name: unknown, baseUrl: string): Answer {
+  if (!isProblemName(name)) throw new Error(`${PROBLEM_TYPE_ROUTE}: ${JSON.stringify(name)} is not a problem type name`);
+  return {
+    status: 200,
+    body: new TextEncoder().encode(problemTypePage(name, baseUrl)),
+    contentType: HTML_CONTENT_TYPE,
+    cacheClass: 'mutable',
+    headers: { ...PROBLEM_PAGE_HEADERS },
+  };
+}
 
 export type SnapshotInfoReader = (files: FileReader) => Promise<SnapshotInfo | null>;
 
@@ -76,6 +97,7 @@ export function createResolve(opts: ResolverOptions = {}): Resolve {
     else {
       const parsed = parseRequest(match.route, match.pathParams, url.searchParams, { now: nowMs });
       if (!parsed.ok) result = paramErrorsOf(parsed.errors);
+      else if (match.route.id === PROBLEM_TYPE_ROUTE) return problemTypeAnswer(parsed.params.name, snap.base_url);
       else {
         const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
         result = await compose(match.route, parsed.params, { read: (p) => files.read(p), nowMs, stats });

@@ -11,7 +11,8 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { jsonBody } from '../api/json.js';
-import { apiCatalog, openApiDocument } from '../api/openapi.js';
+import { openApiDocument } from '../api/openapi.js';
+import { apiCatalog, componentSchemas } from '../api/openapi-schemas.js';
 import { ROUTE_LIST } from '../api/routes/table.js';
 import type { Config } from '../config/index.js';
 import { openDb } from '../db/index.js';
@@ -28,8 +29,8 @@ import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 import { DAY_MS } from '../api/time.js';
 
-/** Routes the edge answers itself (no files). */
-const EDGE_ONLY = new Set(['health', 'health.db']);
+/** Routes the edge answers itself, without a file of their own: health, and the problem type pages (from the catalogue). */
+export const EDGE_ONLY: ReadonlySet<string> = new Set(['health', 'health.db', 'discovery.problem_type']);
 
 export interface BuildOptions {
   config: Config;
@@ -218,11 +219,15 @@ function renderWith(
       state.listStore(plan.mode === 'incremental' && !plan.recovering, opts.listPatchLimit),
       offload?.batches,
     );
-    // The discovery documents depend on the configuration, not on the database.
+    // The discovery documents depend on the configuration, not on the database. openapi.json is complete
+    // for the snapshot's policy and base URL; the edge serves it regenerated from its components.schemas
+    // for the policy in force and the origin serving it (src/edge/openapi.ts).
     const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
     const discovery: Record<string, () => void> = {
-      'discovery.openapi': () =>
-        sink.put('openapi.json', jsonBody(openApiDocument({ baseUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations })), 'application/json', 'mutable'),
+      'discovery.openapi': () => {
+        const doc = openApiDocument({ baseUrl: render.base_url, serverUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations, schemas: componentSchemas() });
+        sink.put('openapi.json', jsonBody(doc), 'application/json', 'mutable');
+      },
       'discovery.api_catalog': () => sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url)), 'application/linkset+json', 'mutable'),
     };
     try {

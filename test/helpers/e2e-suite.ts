@@ -3,11 +3,13 @@
 // dist/worker.mjs in workerd over an R2 bucket). A suite gets a `fetch`-like function for request
 // targets and the snapshot's database, and walks every endpoint of the route table: each answer (status,
 // content type, body bytes) must equal what the oracle (the query functions over the same SQLite
-// database) answers for the same URL; the discovery documents equal the built files, the health
-// endpoints their documented bodies. Also: every 400 and 404 case of the route table, random requests,
+// database) answers for the same URL; the API catalog equals the built file, /openapi.json the built
+// document regenerated for the policy in force and the origin serving it, the health endpoints their
+// documented bodies. Also: every 400 and 404 case of the route table, random requests,
 // 405 with Allow, HEAD without a body, ETag -> 304, the CORS preflight, and CORS on every answer.
 import fs from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../../src/api/cursor.js';
@@ -18,7 +20,14 @@ import { ROUTE_LIST, routeById } from '../../src/api/routes/table.js';
 import type { AnyRoute } from '../../src/api/routes/types.js';
 import { CHURN_CATEGORIES, DETECTORS, EVENT_TYPES, GRADES, INCIDENT_STATUSES, PARTICIPANT_SORTS, PROVENANCES, RESOLUTIONS, RESOURCE_SCHEMAS } from '../../src/api/schemas/index.js';
 import type { Db } from '../../src/db/index.js';
-import { oracleAnswer } from './snapshot.js';
+import { jsonText } from '../../src/api/json.js';
+import { openApiDocument } from '../../src/api/openapi.js';
+import { policyOptions, storedSchemas } from '../../src/edge/openapi.js';
+import type { EdgePolicy } from '../../src/edge/types.js';
+import { oracleAnswer, snapshotInfo } from './snapshot.js';
+import { isDataRoute } from '../../src/api/handlers.js';
+import { escapeHtml } from '../../src/api/problem-pages.js';
+import { isProblemName, PROBLEM_CATALOGUE, PROBLEM_NAMES, problemTypeUri, type ProblemName } from '../../src/api/problems.js';
 
 /** What a client sees of a response (the Fetch API's Response, undici's or miniflare's). */
 export interface HeadersLike {
@@ -47,6 +56,10 @@ export interface E2eTarget {
   /** snapshot.json's clock and base URL. */
   nowMs: number;
   baseUrl: string;
+  /** The origin the server sees requests at (the `servers` of /openapi.json). */
+  origin: string;
+  /** The edge policy in force (serve's flags may override the snapshot's). */
+  policy: EdgePolicy;
 }
 
 /** The origin request targets are resolved against for the oracle (only the path and query matter). */
@@ -93,9 +106,11 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
     let out: string;
     let nowMs: number;
     let baseUrl: string;
+    let origin: string;
+    let policy: EdgePolicy;
     let send: SendFn;
     beforeAll(() => {
-      ({ db, out, nowMs, baseUrl, send } = target());
+      ({ db, out, nowMs, baseUrl, origin, policy, send } = target());
     });
 
     const seen = new Map<string, Seen>();
@@ -113,7 +128,8 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
       const res = await send(target, init);
       const text = await res.text();
       let json: unknown = null;
-      if (text !== '') json = JSON.parse(text) as unknown;
+      // every answer is JSON but a problem type page (HTML)
+      if (text !== '' && !(res.headers.get('content-type') ?? '').startsWith('text/html')) json = JSON.parse(text) as unknown;
       return { status: res.status, headers: res.headers, text, json };
     }
 
@@ -273,10 +289,20 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         const r = await fetchRaw('/openapi.json');
         expect(r.status).toBe(200);
         expect(r.headers.get('content-type')).toBe(routeById('discovery.openapi')!.contentType);
-        expect(r.text).toBe(fs.readFileSync(path.join(out, 'openapi.json'), 'utf8'));
-        const doc = r.json as { openapi: string; paths: Record<string, unknown> };
+        // The built document's component schemas, the rest generated for the policy in force, served from the origin.
+        const storedBytes = fs.readFileSync(path.join(out, 'openapi.json'));
+        const stored = JSON.parse(storedBytes.toString('utf8')) as Record<string, unknown>;
+        const schemas = storedSchemas(storedBytes);
+        expect(r.text).toBe(jsonText(openApiDocument({ ...policyOptions(policy), baseUrl, serverUrl: origin, schemas })));
+        const doc = r.json as { openapi: string; servers: unknown; paths: Record<string, unknown>; components: Record<string, unknown> };
+        expect(doc.servers).toEqual([{ url: origin }]);
+        expect(doc.components.schemas).toEqual(schemas);
         expect(doc.openapi).toMatch(/^3\.1/);
         for (const route of ROUTE_LIST) expect(Object.keys(doc.paths)).toContain(route.path);
+        // Served under the snapshot's own policy, it is the stored document but for its servers.
+        if (isDeepStrictEqual(policy, snapshotInfo(out).edge)) {
+          expect(r.text).toBe(jsonText({ ...stored, servers: [{ url: origin }] }));
+        }
         seenOf('discovery.openapi').ok++;
         await httpSemantics('/openapi.json');
       },
@@ -288,6 +314,43 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         expect(r.text).toBe(fs.readFileSync(path.join(out, '.well-known/api-catalog'), 'utf8'));
         seenOf('discovery.api_catalog').ok++;
         await httpSemantics('/.well-known/api-catalog');
+      },
+
+      async 'discovery.problem_type'() {
+        const base = baseUrl.replace(/\/+$/, '');
+        const page = async (target: string, name: ProblemName) => {
+          const r = await fetchRaw(target);
+          const info = PROBLEM_CATALOGUE[name];
+          expect(r.status, target).toBe(200);
+          expect(r.headers.get('content-type'), target).toBe('text/html; charset=utf-8');
+          expect(r.headers.get('access-control-allow-origin'), target).toBe('*');
+          expect(r.headers.get('cache-control'), target).toBe('public, max-age=60, stale-while-revalidate=300');
+          expect(r.text, target).toContain(`<h1>${escapeHtml(info.title)}</h1>`);
+          expect(r.text, target).toContain(`<strong>${info.status}</strong>`);
+          expect(r.text, target).toContain('href="../openapi.json"');
+          expect(RESOURCE_SCHEMAS.ProblemTypePage.safeParse(r.text).success).toBe(true);
+          seenOf('discovery.problem_type').ok++;
+        };
+        // the type of real problems the server answers resolves to its page
+        for (const [target, status] of [['/v1/events?limit=many', 400], ['/v1/hosts/no-such-host.example', 404], ['/v1/nope', 404], ['/v1/events', 405]] as const) {
+          const p = expectProblem(await fetchRaw(target, status === 405 ? { method: 'DELETE' } : {}), status);
+          expect(p.type.startsWith(`${base}/problems/`), p.type).toBe(true);
+          const name = p.type.slice(base.length + '/problems/'.length);
+          expect(isProblemName(name), name).toBe(true);
+          if (isProblemName(name)) await page(p.type.slice(base.length), name); // the type URI's path under the base URL
+        }
+        // every name of the catalogue, quota-exceeded (an IANA type URI) included
+        for (const name of PROBLEM_NAMES) {
+          const uri = problemTypeUri(name, baseUrl);
+          await page(name === 'quota-exceeded' ? '/problems/quota-exceeded' : uri.slice(base.length), name);
+        }
+        // an unknown name, or one spelt otherwise, is the plain 404
+        for (const target of ['/problems/no-such-problem', '/problems/NOT-FOUND', '/problems/']) {
+          const p = expectProblem(await fetchRaw(target), 404);
+          expect(p.type).toBe(`${base}/problems/not-found`);
+          seenOf('discovery.problem_type').notFound.add('not-found');
+        }
+        await httpSemantics('/problems/invalid-cursor');
       },
 
       async network() {
@@ -723,7 +786,7 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         acknowledged: ['true', 'false', '1'],
         category: withBad(CHURN_CATEGORIES, 'stayer'),
       };
-      const routes = ROUTE_LIST.filter((r) => !['health', 'health.db', 'discovery.openapi', 'discovery.api_catalog'].includes(r.id));
+      const routes = ROUTE_LIST.filter((r) => isDataRoute(r.id));
       const valuesOf = (route: AnyRoute, name: string): fc.Arbitrary<string> => {
         const family = route.id.split('.')[0]!;
         const list = samples[`${family}:${name}`] ?? samples[name];

@@ -51,8 +51,8 @@ export interface OracleAnswer {
 }
 
 /** `snapshot.json` of a built snapshot: the clock and the base URL the shim answers with. */
-export function snapshotInfo(out: string): { generated_at: string; base_url: string; nowMs: number } {
-  const info = JSON.parse(fs.readFileSync(path.join(out, 'snapshot.json'), 'utf8')) as { generated_at: string; base_url: string };
+export function snapshotInfo(out: string): { generated_at: string; base_url: string; edge?: unknown; nowMs: number } {
+  const info = JSON.parse(fs.readFileSync(path.join(out, 'snapshot.json'), 'utf8')) as { generated_at: string; base_url: string; edge?: unknown };
   return { ...info, nowMs: Date.parse(info.generated_at) };
 }
 

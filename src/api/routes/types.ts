@@ -110,7 +110,7 @@ export interface RouteDef<P extends ParamMap = ParamMap, E extends boolean = boo
   readonly params: P;
   readonly response: ResourceName;
   readonly contentType: string;
-  /** Keyless in every access mode (spec "Authentication"; equals config KEYLESS_PATHS). */
+  /** Keyless in every access mode (spec "Authentication"): its path matches a pattern of config KEYLESS_PATHS. */
   readonly keyless: boolean;
   /** Takes `limit` and `cursor`. */
   readonly paginated: boolean;

@@ -2,6 +2,7 @@
 // components and as the base case of the schema tests. Every example holds every optional key, so a
 // test can remove keys one by one. Edge-safe: plain data.
 import { encodeCursor } from '../cursor.js';
+import { problemTypePage } from '../problem-pages.js';
 import type { ResourceName } from './index.js';
 
 const cert = {
@@ -283,4 +284,5 @@ export const EXAMPLES: Record<ResourceName, unknown> = {
     ],
   },
   OpenApiDocument: { openapi: '3.1.1', info: { title: 'Peppol Network Monitoring API', version: '1' }, paths: {} },
+  ProblemTypePage: problemTypePage('not-found', 'http://127.0.0.1:8787'),
 };

@@ -85,6 +85,7 @@ export const RESOURCE_SCHEMAS = {
   SmlResponse: sml.SmlResponse,
   ApiCatalog: meta.ApiCatalog,
   OpenApiDocument: meta.OpenApiDocument,
+  ProblemTypePage: meta.ProblemTypePage,
 } as const satisfies Record<string, z.ZodType>;
 
 export type ResourceName = keyof typeof RESOURCE_SCHEMAS;

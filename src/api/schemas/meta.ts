@@ -1,4 +1,4 @@
-// Shared and meta resources: Problem, Health, HealthDb, and the discovery documents.
+// Shared and meta resources: Problem, Health, HealthDb, and the discovery documents (the problem type pages included).
 import { z } from 'zod';
 
 /** RFC 9457 problem details (spec "Shared"). */
@@ -35,6 +35,12 @@ export const OpenApiDocument = z.looseObject({
   info: z.looseObject({ title: z.string(), version: z.string() }),
   paths: z.record(z.string(), z.unknown()),
 });
+
+/** The page a problem type URI resolves to (`/problems/{name}`, text/html): src/api/problem-pages.ts. */
+export const ProblemTypePage = z
+  .string()
+  .min(1)
+  .describe('A short HTML page on one problem type: its title and status, when the API answers with it, what a client should do, a link to the OpenAPI document');
 
 export type Problem = z.infer<typeof Problem>;
 export type Health = z.infer<typeof Health>;
