@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anomalyCursor, eventCursor } from '../src/api/events/feed.js';
 import { LIMIT_MAX, addDays, utcDay } from '../src/api/params.js';
 import { POSTING_VALUES_MAX, SEARCH_TRIGRAMS_MAX } from '../src/api/participants/plan.js';
+import { CUBE_PATH } from '../src/api/participants/facets.js';
 import { HTML_CONTENT_TYPE } from '../src/api/json.js';
 import { PROBLEM_NAMES } from '../src/api/problems.js';
 import { matchRoute } from '../src/api/routes/match.js';
@@ -96,7 +97,7 @@ function recordBytes(target: string): number {
 const facetBytes = (b: Json): number =>
   Object.values(obj(b.facets)).reduce<number>((n, list) => n + sum(arr(list), (x) => 40 + size(x.value) + size(x.label ?? '')), 0);
 /** The facet cube (src/api/participants/facets.ts), read by the list's first pages; a page reads it or at most 8 facet vectors, each smaller. */
-const cubeBytes = (): number => fs.statSync(path.join(out, 'i', 'participants.cube.json')).size;
+const cubeBytes = (): number => fs.statSync(path.join(out, CUBE_PATH)).size;
 
 const BOUNDS: Record<RouteId, Bound> = {
   health: { body: '100 B', bodyMax: fixed(100), reads: 'none', files: fixed(0), bytes: fixed(0) },

@@ -82,7 +82,7 @@ export class FacetCounter {
 
 export const CUBE_FORMAT = 'peppol-snapshot/participant-cube@1';
 /** Where the renderer writes the cube (an internal object, never an answer). */
-export const CUBE_PATH = 'i/participants.cube.json';
+export const CUBE_PATH = 'f/participants/cube.json';
 
 /**
  * Every distinct combination of the six facet values among the participants, with how many hold it
@@ -175,10 +175,10 @@ export interface FacetVector {
 
 /** Where the renderer writes the vector of a facet value (an internal object, never an answer). */
 export function vectorPath(dim: FacetDimension, value: string): string {
-  return `i/participants.facets/${encodeSegment(dim)}/${encodeSegment(value)}.json`;
+  return `${VECTORS_PREFIX}${encodeSegment(dim)}/${encodeSegment(value)}.json`;
 }
 
-export const VECTORS_PREFIX = 'i/participants.facets/';
+export const VECTORS_PREFIX = 'f/participants/facets/';
 
 export function isFacetVector(x: unknown): x is FacetVector {
   return typeof x === 'object' && x !== null && (x as { format?: unknown }).format === VECTOR_FORMAT;
