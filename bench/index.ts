@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { benchApi } from './api.js';
 import { benchCycle } from './cycle.js';
 import { benchDerive } from './derive.js';
+import { benchFacets } from './facets.js';
 import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
 import { benchPublish, s3ServerChild } from './publish.js';
@@ -43,6 +44,17 @@ program
   .option('--full', 'recompute everything instead of from the watermark')
   .action((o: { db: string; full?: boolean }) => {
     const r = benchDerive(o.db, o.full ?? false, progressLog(1));
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('facets')
+  .description("the participant list's facet cube and vectors over a derived database: grouping time, sizes, and the bytes and CPU of a first page's meta over a seeded mix of filters (read-only)")
+  .requiredOption('--db <file>', 'the SQLite database (derived)')
+  .option('--requests <n>', 'requests per kind of filter', '500')
+  .option('--seed <n>', 'seed of the request mix', '1')
+  .action((o: { db: string; requests: string; seed: string }) => {
+    const r = benchFacets(o.db, Number(o.requests), Number(o.seed), progressLog(1));
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 

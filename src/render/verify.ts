@@ -26,7 +26,7 @@ import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participants/record.js';
-import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
+import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
 
 export interface VerifyProblem {
   path: string;
@@ -284,6 +284,8 @@ export function verifySnapshot(outDir: string): VerifySummary {
         else if (JSON.stringify(json(rel)) !== have) fail(rel, "differs from the cube's sums for its value");
       }
       if (vectors.length !== want.size) fail(CUBE_PATH, `has ${want.size} facet values, the snapshot ${vectors.length} facet vectors`);
+      if (!listed.has(SCHEME_LABELS_PATH)) fail(SCHEME_LABELS_PATH, 'missing from the manifest');
+      else if (JSON.stringify(json(SCHEME_LABELS_PATH)) !== JSON.stringify(cube.labels.scheme)) fail(SCHEME_LABELS_PATH, "differs from the cube's scheme labels");
     }
   }
 

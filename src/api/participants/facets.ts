@@ -4,7 +4,6 @@
 // stated once in docs/snapshot-format.md, "Participants" ("Counts and facets").
 import { compareKeys } from '../sort-keys.js';
 import type { FacetBucket, ParticipantListItem } from '../schemas/index.js';
-import { schemeLabel } from './schemes.js';
 import { encodeSegment } from '../paths.js';
 
 /** The facets of ListMeta and ParticipantStats, in their key order. */
@@ -12,6 +11,14 @@ export const FACET_DIMENSIONS = ['country', 'scheme', 'registered', 'provenance'
 export type FacetDimension = (typeof FACET_DIMENSIONS)[number];
 
 export type Facets = Record<FacetDimension, FacetBucket[]>;
+
+/** The facets whose buckets carry a label: the scheme's name, the curated provider behind a seat. */
+export const LABELLED_DIMENSIONS = ['scheme', 'ap'] as const;
+export type LabelledDimension = (typeof LABELLED_DIMENSIONS)[number];
+/** Labels by facet value, for the values that have one. Data, not code: the shim holds no code list. */
+export type FacetLabels = Record<LabelledDimension, Record<string, string>>;
+
+const noLabels = (): FacetLabels => ({ scheme: {}, ap: {} });
 
 /** A participant's value in each facet dimension (null: no bucket: a discovered participant's country, no SMP, no seat). */
 export type FacetTuple = readonly [country: string | null, scheme: string | null, registered: string | null, provenance: string | null, smp: string | null, ap: string | null];
@@ -24,12 +31,12 @@ const byCodePoint = (a: string, b: string): number => compareKeys([a], [b], ['as
 
 /**
  * Sums participants per facet value. `buckets()` lists every value with a count (no top-N cut) by
- * count descending, then value in code-point order; `scheme` buckets are labelled by the scheme code
- * list, `ap` buckets by the curated provider name of the seat (the items' `ap_provider`).
+ * count descending, then value in code-point order, with the labels it was given (`label`, and the
+ * items' `ap_provider` for their seats).
  */
 export class FacetCounter {
   private readonly counts = FACET_DIMENSIONS.map(() => new Map<string, number>());
-  private readonly apLabels = new Map<string, string>();
+  private readonly labels = { scheme: new Map<string, string>(), ap: new Map<string, string>() };
   total = 0;
 
   /** Adds the counts of one facet value's participants per value of every facet (a FacetVector's). */
@@ -39,7 +46,7 @@ export class FacetCounter {
       for (const [value, n] of Object.entries(v.counts[dim])) m.set(value, (m.get(value) ?? 0) + n);
     });
     this.total += v.count;
-    this.labelAp(Object.entries(v.ap_labels));
+    this.label(v.labels);
   }
 
   add(tuple: FacetTuple, n = 1): void {
@@ -54,12 +61,16 @@ export class FacetCounter {
 
   addItem(item: ParticipantListItem): void {
     this.add(facetTupleOf(item));
-    if (item.ap_seat_id !== null && item.ap_provider !== null) this.apLabels.set(item.ap_seat_id, item.ap_provider);
+    if (item.ap_seat_id !== null && item.ap_provider !== null) this.labels.ap.set(item.ap_seat_id, item.ap_provider);
   }
 
-  /** Labels of `ap` values (seat id → curated provider name). */
-  labelAp(labels: Iterable<readonly [string, string]>): void {
-    for (const [seat, name] of labels) this.apLabels.set(seat, name);
+  /** Labels of facet values (scheme → its name, seat id → curated provider name). */
+  label(labels: Partial<Record<LabelledDimension, Readonly<Record<string, string>> | ReadonlyMap<string, string>>>): void {
+    for (const dim of LABELLED_DIMENSIONS) {
+      const l = labels[dim];
+      if (l === undefined) continue;
+      for (const [value, name] of l instanceof Map ? l : Object.entries(l)) this.labels[dim].set(value, name);
+    }
   }
 
   buckets(): Facets {
@@ -68,8 +79,8 @@ export class FacetCounter {
       const list: FacetBucket[] = [...this.counts[d]!].map(([value, count]) => ({ value, count }));
       list.sort((a, b) => b.count - a.count || byCodePoint(a.value, b.value));
       for (const b of list) {
-        const label = dim === 'scheme' ? schemeLabel(b.value) : dim === 'ap' ? (this.apLabels.get(b.value) ?? null) : null;
-        if (label !== null) b.label = label;
+        const label = dim === 'scheme' || dim === 'ap' ? this.labels[dim].get(b.value) : undefined;
+        if (label !== undefined) b.label = label;
       }
       out[dim] = list;
     });
@@ -88,21 +99,21 @@ export const CUBE_PATH = 'f/participants/cube.json';
  * Every distinct combination of the six facet values among the participants, with how many hold it
  * (22,535 combinations for 3,016,199 participants at the `peppol` demo). `values` is each dimension's
  * dictionary (code-point order); `cells` is flat: per combination the six dictionary indexes in
- * FACET_DIMENSIONS order (-1 for null) and the count. `ap_labels` names the seats with a curated
- * provider. Any filter combination over the six dimensions is a set of combinations, so its count and
+ * FACET_DIMENSIONS order (-1 for null) and the count. `labels` names the schemes of the code list
+ * and the seats with a curated provider. Any filter combination over the six dimensions is a set of combinations, so its count and
  * its facets are sums over the cube.
  */
 export interface FacetCube {
   format: typeof CUBE_FORMAT;
   values: Record<FacetDimension, string[]>;
-  ap_labels: Record<string, string>;
+  labels: FacetLabels;
   cells: number[];
 }
 
 export const CUBE_STRIDE = FACET_DIMENSIONS.length + 1;
 
 /** Builds the cube from (tuple, count) rows, any order; the result is canonical (sorted). */
-export function cubeOf(rows: Iterable<{ tuple: FacetTuple; count: number }>, apLabels: ReadonlyMap<string, string>): FacetCube {
+export function cubeOf(rows: Iterable<{ tuple: FacetTuple; count: number }>, labelOf: Record<LabelledDimension, (value: string) => string | null>): FacetCube {
   const all = [...rows];
   const values = {} as Record<FacetDimension, string[]>;
   const index = FACET_DIMENSIONS.map((dim, d) => {
@@ -115,12 +126,14 @@ export function cubeOf(rows: Iterable<{ tuple: FacetTuple; count: number }>, apL
     for (let i = 0; i < FACET_DIMENSIONS.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
     return 0;
   });
-  const ap_labels: Record<string, string> = {};
-  for (const v of values.ap) {
-    const l = apLabels.get(v);
-    if (l !== undefined) ap_labels[v] = l;
+  const labels = noLabels();
+  for (const dim of LABELLED_DIMENSIONS) {
+    for (const v of values[dim]) {
+      const l = labelOf[dim](v);
+      if (l !== null) labels[dim][v] = l;
+    }
   }
-  return { format: CUBE_FORMAT, values, ap_labels, cells: coded.flat() };
+  return { format: CUBE_FORMAT, values, labels, cells: coded.flat() };
 }
 
 export function isFacetCube(x: unknown): x is FacetCube {
@@ -140,7 +153,7 @@ export function cubeCounts(cube: FacetCube, accepts: Partial<Record<FacetDimensi
     return new Set(cube.values[dim].flatMap((v, i) => (set.has(v) ? [i] : [])));
   });
   const counter = new FacetCounter();
-  counter.labelAp(Object.entries(cube.ap_labels));
+  counter.label(cube.labels);
   const { cells } = cube;
   cells: for (let c = 0; c < cells.length; c += CUBE_STRIDE) {
     for (let d = 0; d < FACET_DIMENSIONS.length; d++) {
@@ -170,7 +183,7 @@ export interface FacetVector {
   format: typeof VECTOR_FORMAT;
   count: number;
   counts: Record<FacetDimension, Record<string, number>>;
-  ap_labels: Record<string, string>;
+  labels: FacetLabels;
 }
 
 /** Where the renderer writes the vector of a facet value (an internal object, never an answer). */
@@ -194,7 +207,7 @@ export function vectorsOf(cube: FacetCube): Array<{ dim: FacetDimension; value: 
       if (code < 0) continue;
       let v = byCode.get(code);
       if (v === undefined) {
-        v = { format: VECTOR_FORMAT, count: 0, counts: emptyCounts(), ap_labels: {} };
+        v = { format: VECTOR_FORMAT, count: 0, counts: emptyCounts(), labels: noLabels() };
         byCode.set(code, v);
       }
       const n = cube.cells[c + FACET_DIMENSIONS.length]!;
@@ -206,7 +219,7 @@ export function vectorsOf(cube: FacetCube): Array<{ dim: FacetDimension; value: 
         const value = cube.values[edim][ec]!;
         const m = v.counts[edim];
         m[value] = (m[value] ?? 0) + n;
-        if (edim === 'ap' && Object.hasOwn(cube.ap_labels, value)) v.ap_labels[value] = cube.ap_labels[value]!;
+        if ((edim === 'scheme' || edim === 'ap') && Object.hasOwn(cube.labels[edim], value)) v.labels[edim][value] = cube.labels[edim][value]!;
       }
     }
     for (const [code, vector] of [...byCode].sort((a, b) => a[0] - b[0])) out.push({ dim, value: cube.values[dim][code]!, vector: canonicalVector(vector) });
@@ -223,5 +236,8 @@ function canonicalVector(v: FacetVector): FacetVector {
   const sorted = <T>(o: Record<string, T>): Record<string, T> => Object.fromEntries(Object.entries(o).sort((a, b) => byCodePoint(a[0], b[0])));
   const counts = emptyCounts();
   for (const dim of FACET_DIMENSIONS) counts[dim] = sorted(v.counts[dim]);
-  return { format: v.format, count: v.count, counts, ap_labels: sorted(v.ap_labels) };
+  return { format: v.format, count: v.count, counts, labels: { scheme: sorted(v.labels.scheme), ap: sorted(v.labels.ap) } };
 }
+
+/** Where the renderer writes the labels of the list's schemes: the facets of a search read whole label theirs from it. */
+export const SCHEME_LABELS_PATH = 'f/participants/scheme-labels.json';

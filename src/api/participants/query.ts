@@ -14,7 +14,8 @@ import type { Queries, QueryFn } from '../query/types.js';
 import { afterSql, keysetOf, orderBySql } from '../query/keyset.js';
 import { apiTs, apiTsOrNull } from '../time.js';
 import { pageBody } from '../page.js';
-import { FacetCounter, type FacetTuple } from './facets.js';
+import { FacetCounter, type FacetTuple, type LabelledDimension } from './facets.js';
+import { SCHEME_LABELS, schemeLabel } from './schemes.js';
 
 // ---------------------------------------------------------------------------------------------
 // Rows -> spec objects
@@ -172,10 +173,15 @@ export function facetTupleRows(db: Db, conds: readonly string[] = [], args: read
   return rows.map((r) => ({ tuple: [r[0], r[1], r[2] === 1 ? 'true' : 'false', r[3], r[4], r[5]], count: r[6] }));
 }
 
+/** The labels of facet values: a scheme's name in the code list, the curated provider of a seat. */
+export function facetLabelsOf(seatNames: ReadonlyMap<string, string>): Record<LabelledDimension, (value: string) => string | null> {
+  return { scheme: schemeLabel, ap: (seat) => seatNames.get(seat) ?? null };
+}
+
 /** The count and facets of the participants matching WHERE conditions, straight from SQL. */
 function countsSql(db: Db, conds: readonly string[], args: readonly unknown[], everyTuple?: ReturnType<typeof facetTupleRows>): FacetCounter {
   const counter = new FacetCounter();
-  counter.labelAp(curatedSeatNames(db));
+  counter.label({ scheme: SCHEME_LABELS, ap: curatedSeatNames(db) });
   for (const r of conds.length === 0 && everyTuple !== undefined ? everyTuple : facetTupleRows(db, conds, args)) counter.add(r.tuple, r.count);
   return counter;
 }

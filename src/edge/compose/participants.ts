@@ -7,7 +7,7 @@ import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
-import { CUBE_PATH, cubeCounts, FacetCounter, isFacetCube, isFacetVector, vectorPath } from '../../api/participants/facets.js';
+import { CUBE_PATH, cubeCounts, FacetCounter, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { Source } from './source.js';
@@ -148,6 +148,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     if (mode === 'set') {
       counter = new FacetCounter();
       for (const i of matches) counter.addItem(i);
+      if (matches.length > 0) counter.label({ scheme: (await src.json<Record<string, string>>(SCHEME_LABELS_PATH)) ?? {} });
     } else {
       const dims = activeDimensions(p);
       const values = dims.length === 1 ? acceptedValues(p, dims[0]!) : [];
