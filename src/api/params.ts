@@ -80,18 +80,10 @@ export function enumType<const V extends string>(values: readonly V[], what = 'o
  * segment of a URI another document holds (the problem types), where one spelling is the name.
  */
 export function exactEnumType<const V extends string>(values: readonly V[], what = 'one of'): ParamType<V> {
+  const base = enumType(values, what);
   const set = new Set<string>(values);
-  const expected = `${what} ${values.map((v) => `"${v}"`).join(', ')}`;
   const isValue = (v: string): v is V => set.has(v);
-  return {
-    kind: 'enum',
-    expected,
-    list: false,
-    strict: true,
-    schema: { type: 'string', enum: [...values] },
-    parse: (raw) => (isValue(raw) ? ok(raw) : { ok: false, expected }),
-    print: (v) => v,
-  };
+  return { ...base, parse: (raw) => (isValue(raw) ? ok(raw) : { ok: false, expected: base.expected }) };
 }
 
 const BOOL_EXPECTED = '"true" or "false"';
