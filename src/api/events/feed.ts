@@ -7,6 +7,7 @@ import type { Direction, SortKey } from '../sort-keys.js';
 import { orderDirs, routeOrder } from '../routes/request.js';
 import { ROUTES } from '../routes/table.js';
 import { DAY_MS, HOUR_MS, WEEK_MS } from '../time.js';
+import type { AnomalyView, GlobalEvent } from '../schemas/index.js';
 
 export const EVENT_ROUTE = 'events.list';
 export const ANOMALY_ROUTE = 'anomalies.list';
@@ -154,33 +155,14 @@ export function anomalyPartition(p: { seat?: string; host?: string }): string[] 
 /** A stored event-list item: the GlobalEvent plus what the filters match on. */
 export interface StoredEvent {
   /** The GlobalEvent; its `related_hosts` and `participant` are what the host and participant filters match. */
-  e: {
-    id: string;
-    type: string;
-    hostname: string | null;
-    participant: string | null;
-    related_hosts: string[];
-    observed_at: string;
-    payload: Record<string, unknown>;
-    anomalies: Array<{ id: string; detector: string; grade: string }>;
-  };
+  e: GlobalEvent;
   /** Related seats (event_seats), sorted. */
   s: string[];
 }
 
 /** A stored anomaly-list item: the AnomalyView plus its hosts and seats. */
 export interface StoredAnomaly {
-  a: {
-    id: string;
-    detector: string;
-    grade: string;
-    target: Record<string, unknown>;
-    event_refs: string[];
-    evidence: Record<string, unknown>;
-    observed_at: string;
-    acknowledged: boolean;
-    reason: string | null;
-  };
+  a: AnomalyView;
   h: string[];
   s: string[];
 }

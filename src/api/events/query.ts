@@ -2,6 +2,7 @@
 // event_seats, anomaly_events; anomaly readers of src/derive/anomalies.ts). Rules: src/api/events/feed.ts.
 import type { Db } from '../../db/index.js';
 import { statement } from '../../db/statements.js';
+import type { EventType } from '../../derive/event-types.js';
 import { anomalyList, anomalyView, eventAnomalies, type AnomalyFilters, type AnomalyView } from '../../derive/anomalies.js';
 import {
   addHourCount,
@@ -30,7 +31,8 @@ import { apiTs } from '../time.js';
 
 export interface EventRow {
   id: string;
-  type: string;
+  /** events.type holds only the change-event types (the derive steps write no other). */
+  type: EventType;
   observed_at: number;
   hostname: string | null;
   payload: string;
