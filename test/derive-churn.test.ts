@@ -8,7 +8,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../src/db/index.js';
 import { ANOMALIES_TABLES } from '../src/derive/anomalies.js';
-import { apChurn, CHURN_TABLES, churnParticipants, churnStep, daysBetween, defaultChurnPeriod, netGrowth } from '../src/derive/churn.js';
+import { apChurn, CHURN_TABLES, churnParticipants, churnStep, defaultChurnPeriod, netGrowth } from '../src/derive/churn.js';
+import { daysInRange } from '../src/api/providers/views.js';
 import { EventWriter, type EventType } from '../src/derive/events.js';
 import { hostsStep } from '../src/derive/hosts/index.js';
 import { ensureDerivedSchema, runDerive, STEPS } from '../src/derive/index.js';
@@ -256,9 +257,9 @@ describe('churn rules on a hand-built network', () => {
     for (const table of ['churn_facts', 'churn_pending', 'churn_daily']) expect(inc.table(table), table).toEqual(full.table(table));
   });
 
-  it('daysBetween is inclusive and crosses month ends', () => {
-    expect(daysBetween('2026-10-30', '2026-11-02')).toEqual(['2026-10-30', '2026-10-31', '2026-11-01', '2026-11-02']);
-    expect(daysBetween('2026-11-02', '2026-11-01')).toEqual([]);
+  it('daysInRange is inclusive and crosses month ends', () => {
+    expect(daysInRange('2026-10-30', '2026-11-02')).toEqual(['2026-10-30', '2026-10-31', '2026-11-01', '2026-11-02']);
+    expect(daysInRange('2026-11-02', '2026-11-01')).toEqual([]);
   });
 });
 

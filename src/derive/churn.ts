@@ -16,6 +16,7 @@ import { DAY } from './hosts/time.js';
 import { resolveApKey, seatsOfKey } from './providers/keys.js';
 import { segmentsTimeFloor, servingSeat, type EndpointLike } from './providers/serving.js';
 import type { DeriveContext, DeriveStep, StepStats } from './step.js';
+import { churnTotals, compareCounterparts, zeroSeries } from '../api/providers/views.js';
 
 /** Joiners count from this UTC instant on (spec: "Joiners count from 2026-08-01 onward"). */
 export const JOINERS_FROM = Date.UTC(2026, 7, 1);
@@ -275,14 +276,6 @@ export interface ChurnParticipant {
   counterpart_name: string | null;
 }
 
-/** Days from `from` to `to` inclusive (YYYY-MM-DD, UTC). */
-export function daysBetween(from: string, to: string): string[] {
-  const out: string[] = [];
-  const end = Date.parse(`${to}T00:00:00Z`);
-  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end; t += DAY) out.push(dayOf(t));
-  return out;
-}
-
 /** The default churn period: the 30 UTC days ending with the day of `nowMs` (spec: `to` = today, `from` = to − 29). */
 export function defaultChurnPeriod(nowMs: number): { from: string; to: string } {
   return { from: dayOf(nowMs - 29 * DAY), to: dayOf(nowMs) };
@@ -322,8 +315,7 @@ function hasChurn(db: Db, key: string): boolean {
 export function apChurn(db: Db, key: string, fromDay: string, toDay: string): ApChurnView | null {
   const canonical = resolveApKey(db, key);
   if (canonical === null || !hasChurn(db, canonical)) return null;
-  const series = new Map<string, ChurnSeriesPoint>();
-  for (const d of daysBetween(fromDay, toDay)) series.set(d, { day: d, joiners: 0, movers_in: 0, movers_out: 0, leavers: 0, net_growth: 0 });
+  const series = zeroSeries(fromDay, toDay);
   const cps = new Map<string, { won: number; lost: number }>();
   for (const r of db.prepare(AGG_SQL).iterate({ key: canonical, from: fromDay, to: toDay }) as Iterable<AggRow>) {
     const p = series.get(r.day);
@@ -342,18 +334,8 @@ export function apChurn(db: Db, key: string, fromDay: string, toDay: string): Ap
       cps.set(r.ckey!, c);
     }
   }
-  const totals: ChurnTotals = { joiners: 0, movers_in: 0, movers_out: 0, leavers: 0, net_growth: 0 };
-  for (const p of series.values()) {
-    p.net_growth = p.joiners + p.movers_in - p.movers_out - p.leavers;
-    totals.joiners += p.joiners;
-    totals.movers_in += p.movers_in;
-    totals.movers_out += p.movers_out;
-    totals.leavers += p.leavers;
-  }
-  totals.net_growth = totals.joiners + totals.movers_in - totals.movers_out - totals.leavers;
-  const counterparts = [...cps]
-    .map(([k, c]) => ({ key: k, name: identityName(db, k), won: c.won, lost: c.lost }))
-    .sort((a, b) => b.won + b.lost - (a.won + a.lost) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const totals = churnTotals(series.values());
+  const counterparts = [...cps].map(([k, c]) => ({ key: k, name: identityName(db, k), won: c.won, lost: c.lost })).sort(compareCounterparts);
   return { key: canonical, name: identityName(db, canonical), from: fromDay, to: toDay, totals, series: [...series.values()], counterparts };
 }
 

@@ -38,13 +38,37 @@ export function daysInRange(from: string, to: string): string[] {
   return out;
 }
 
+/** The series of [from, to] before any row: every day, oldest first, all zero. */
+export function zeroSeries(from: string, to: string): Map<string, ChurnSeriesPoint> {
+  const series = new Map<string, ChurnSeriesPoint>();
+  for (const d of daysInRange(from, to)) series.set(d, { day: d, joiners: 0, movers_in: 0, movers_out: 0, leavers: 0, net_growth: 0 });
+  return series;
+}
+
+/** Sets each point's net_growth (joiners + movers_in − movers_out − leavers) and returns the series' totals. */
+export function churnTotals(series: Iterable<ChurnSeriesPoint>): ChurnTotals {
+  const totals: ChurnTotals = { joiners: 0, movers_in: 0, movers_out: 0, leavers: 0, net_growth: 0 };
+  for (const p of series) {
+    p.net_growth = p.joiners + p.movers_in - p.movers_out - p.leavers;
+    totals.joiners += p.joiners;
+    totals.movers_in += p.movers_in;
+    totals.movers_out += p.movers_out;
+    totals.leavers += p.leavers;
+  }
+  totals.net_growth = totals.joiners + totals.movers_in - totals.movers_out - totals.leavers;
+  return totals;
+}
+
+/** Counterparts by won + lost descending, then key ascending. */
+export const compareCounterparts = (a: ChurnCounterpartTotal, b: ChurnCounterpartTotal): number =>
+  b.won + b.lost - (a.won + a.lost) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
 /**
  * ApChurnView from the day rows of [from, to] (any order, days outside ignored): every day of the range
  * oldest first, totals summing the series, counterparts by won + lost descending then key ascending.
  */
 export function churnViewFromDays(key: string, name: string, from: string, to: string, rows: readonly ChurnDayRow[]): ApChurnView {
-  const series = new Map<string, ChurnSeriesPoint>();
-  for (const d of daysInRange(from, to)) series.set(d, { day: d, joiners: 0, movers_in: 0, movers_out: 0, leavers: 0, net_growth: 0 });
+  const series = zeroSeries(from, to);
   const cps = new Map<string, ChurnCounterpartTotal>();
   for (const r of rows) {
     const p = series.get(r.day);
@@ -60,17 +84,8 @@ export function churnViewFromDays(key: string, name: string, from: string, to: s
       cps.set(c.key, t);
     }
   }
-  const totals: ChurnTotals = { joiners: 0, movers_in: 0, movers_out: 0, leavers: 0, net_growth: 0 };
-  for (const p of series.values()) {
-    p.net_growth = p.joiners + p.movers_in - p.movers_out - p.leavers;
-    totals.joiners += p.joiners;
-    totals.movers_in += p.movers_in;
-    totals.movers_out += p.movers_out;
-    totals.leavers += p.leavers;
-  }
-  totals.net_growth = totals.joiners + totals.movers_in - totals.movers_out - totals.leavers;
-  const counterparts = [...cps.values()].sort((a, b) => b.won + b.lost - (a.won + a.lost) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return { key, name, from, to, totals, series: [...series.values()], counterparts };
+  const totals = churnTotals(series.values());
+  return { key, name, from, to, totals, series: [...series.values()], counterparts: [...cps.values()].sort(compareCounterparts) };
 }
 
 /** A rendered churn participant row: the API item plus the event id (unique tiebreak of the list). */
