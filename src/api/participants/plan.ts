@@ -253,10 +253,10 @@ export function listPage(sort: ParticipantSort, items: ParticipantListItem[], ne
 }
 
 /**
- * `meta` (docs/snapshot-format.md "Counts and facets"): `total` is the list's count (exact);
- * `filter_count` is null without filters and search, and when `counted` is null (a search whose
- * matches were not counted); else `counted`'s total, capped. `counted` (or, for an uncounted search,
- * `filtersOnly`: the filter matches without the search) gives the facets.
+ * `meta` (docs/snapshot-format.md "Counts and facets"): `total` is the list's count (exact); the
+ * facets are `counter`'s: the matches, or with mode 'filters' (an uncounted search) the filter matches
+ * without the search, flagged `facets_without_q`. `filter_count` is `counter`'s total, capped; null
+ * without filters and search, and with mode 'filters'.
  */
 export function listMeta(p: ListParams, total: number, mode: MetaMode, counter: FacetCounter): ListMeta {
   const meta: ListMeta = { total_count: total, total_count_estimated: false, filter_count: null, facets: counter.buckets() };
