@@ -179,9 +179,9 @@ export function facetLabelsOf(seatNames: ReadonlyMap<string, string>): Record<La
 }
 
 /** The count and facets of the participants matching WHERE conditions, straight from SQL. */
-function countsSql(db: Db, conds: readonly string[], args: readonly unknown[], everyTuple?: ReturnType<typeof facetTupleRows>): FacetCounter {
+function countsSql(db: Db, conds: readonly string[], args: readonly unknown[], seatNames: ReadonlyMap<string, string>, everyTuple?: ReturnType<typeof facetTupleRows>): FacetCounter {
   const counter = new FacetCounter();
-  counter.label({ scheme: SCHEME_LABELS, ap: curatedSeatNames(db) });
+  counter.label({ scheme: SCHEME_LABELS, ap: seatNames });
   for (const r of conds.length === 0 && everyTuple !== undefined ? everyTuple : facetTupleRows(db, conds, args)) counter.add(r.tuple, r.count);
   return counter;
 }
@@ -242,7 +242,7 @@ export function participantsList(db: Db, params: ParamsOf<'participants.list'>, 
     const mode = metaMode(search, plan);
     // An uncounted search: the facets of the filter matches (the conditions without the search).
     const counted = mode === 'filters' ? filterSql(db, p, null) : { conds, args };
-    meta = listMeta(p, total, mode, countsSql(db, counted.conds, counted.args, everyTuple));
+    meta = listMeta(p, total, mode, countsSql(db, counted.conds, counted.args, seatNames, everyTuple));
   }
   return ok(listPage(p.sort, items, nextKey, meta));
 }
