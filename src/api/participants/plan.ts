@@ -26,20 +26,19 @@ export type ParticipantSort = (typeof PARTICIPANT_SORTS)[number];
 export const DEFAULT_SORT: ParticipantSort = 'first_seen.desc';
 
 /**
- * The read budget of one list page (docs/snapshot-format.md "Participants"):
+ * Where a list page reads from (docs/snapshot-format.md "Participants"):
  * - a candidate set of at most SMALL_SET_MAX items (an identifier lookup, the rarest trigram of a name
  *   search, the accepted values of one posting dimension) is read whole, filtered, sorted and paged in
  *   memory, and makes `filter_count` exact;
- * - otherwise the page walks a source list in the requested order and examines at most WALK_WINDOW of
- *   its items after the cursor. A filtered page may therefore hold fewer than `limit` items (even none)
- *   and still carry a `next_cursor`: the key of the last item examined. Unfiltered pages are always full
- *   (limit + 1 <= WALK_WINDOW).
- * The participant lists are chunked with at least LIST_CHUNK_MIN_ITEMS items before a content-defined
- * boundary, so a window spans at most three chunks (src/render/lists.ts).
- * Oracle and composer apply the same rules (planList, PageCollector).
+ * - otherwise the page walks a source list in the requested order from the cursor until it holds
+ *   `limit` matches and has seen one more (or the list ends): every page but the last is full, and a
+ *   page carries a `next_cursor` only when a further match exists. The walk stops early when the
+ *   matches' exact count is known (a first page without a search: the facet cube) and all of them are
+ *   on the page.
+ * Either way the page is the first `limit` matches after the cursor in list order: the oracle answers
+ * it with one SQL query whatever the plan.
  */
 export const SMALL_SET_MAX = 256;
-export const WALK_WINDOW = 256;
 export const LIST_CHUNK_MIN_ITEMS = 128;
 /**
  * Most values of one posting dimension (country, scheme, smp, ap) a page reads value by value: the
@@ -280,7 +279,7 @@ export interface RarestTrigram {
  * - `set`: a small candidate set, read whole (`ids`: an identifier search; `trigram`: the rarest trigram
  *   of a name search holds at most SMALL_SET_MAX participants; `posting`: the accepted values of the
  *   smallest active posting dimension hold at most SMALL_SET_MAX participants together);
- * - `walk`: a window of WALK_WINDOW items of a source list in the requested order: in the default order
+ * - `walk`: a source list walked in the requested order until the page is full: in the default order
  *   the smallest of the single-valued posting lists and the rarest trigram's list (ties: country, scheme,
  *   smp, ap, then the trigram), when one is active; otherwise the main list of the order.
  * `rarest` is null unless the search is a name search of 3+ code points (the rarest of searchTrigrams);
@@ -340,39 +339,46 @@ export function facetAccepts(p: ListParams): Partial<Record<FacetDimension, read
 
 /**
  * Takes a walk's page from its source items, offered in list order from after the cursor: the first
- * `limit` matches among at most WALK_WINDOW items examined. The page continues (next_cursor) after its
- * last item when a further match was seen, or after the last item examined when the window ran out.
+ * `limit` matches, and whether a further match follows (the page then continues after its last item).
+ * `expected`, when known, is the number of matches after the cursor: once all of them are taken the
+ * walk stops without reading to the end of the source.
  */
 export class PageCollector {
   readonly items: ParticipantListItem[] = [];
   private readonly keys: SortKey[] = [];
-  private examined = 0;
   private next: SortKey | null = null;
+  private done: boolean;
 
   constructor(
     private readonly p: ListParams,
     private readonly search: Search | null,
-  ) {}
+    private readonly expected?: number,
+  ) {
+    this.done = expected === 0;
+  }
+
+  /** Whether the page is complete (offer no more). */
+  get complete(): boolean {
+    return this.done;
+  }
 
   /** Offers the next source item; false when the page is complete (offer no more). */
   offer(item: ParticipantListItem, key: SortKey): boolean {
-    this.examined++;
+    if (this.done) return false;
     if (itemMatches(item, this.p, this.search)) {
       if (this.items.length === this.p.limit) {
         this.next = this.keys[this.keys.length - 1]!;
+        this.done = true;
         return false;
       }
       this.items.push(item);
       this.keys.push(key);
+      if (this.items.length === this.expected) this.done = true;
     }
-    if (this.examined === WALK_WINDOW) {
-      this.next = key;
-      return false;
-    }
-    return true;
+    return !this.done;
   }
 
-  /** The key the next page continues after; null when the source ended within the window. */
+  /** The key the next page continues after; null when no further match exists. */
   get nextKey(): SortKey | null {
     return this.next;
   }

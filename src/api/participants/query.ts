@@ -6,7 +6,7 @@ import type { Db } from '../../db/index.js';
 import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
 import type { ParamsOf } from '../handlers.js';
 import type { SortKey } from '../sort-keys.js';
-import { acceptedValues, activeDimensions, classifySearch, EVENTS_ROUTE, foldName, metaMode, PageCollector, planList, plannedPostingDimensions, searchTrigrams, WALK_WINDOW, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type ListPlan, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
+import { acceptedValues, activeDimensions, classifySearch, EVENTS_ROUTE, foldName, metaMode, planList, plannedPostingDimensions, searchTrigrams, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
 import type { OrderSpec } from '../routes/types.js';
 import type { ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
@@ -186,19 +186,6 @@ function countsSql(db: Db, conds: readonly string[], args: readonly unknown[], s
   return counter;
 }
 
-/** The condition selecting a walk's source list (the main list: every participant). */
-function sourceSql(db: Db, plan: ListPlan & { kind: 'walk' }): { conds: string[]; args: unknown[] } {
-  switch (plan.source) {
-    case 'main':
-      return { conds: [], args: [] };
-    case 'posting':
-      return { conds: [`${DIM_COLUMN[plan.dim]} = ?`], args: [plan.value] };
-    case 'trigram':
-      ensureFold(db);
-      return { conds: [`name IS NOT NULL AND instr(${FOLD_FN}(name), ?) > 0`], args: [plan.trigram] };
-  }
-}
-
 /** The list answer for canonical parameters. */
 /**
  * `everyTuple`: facetTupleRows(db) when the caller has it (the renderer, which also writes it as the
@@ -213,29 +200,13 @@ export function participantsList(db: Db, params: ParamsOf<'participants.list'>, 
   const seatNames = curatedSeatNames(db);
   const after = p.cursor === undefined ? null : afterSql(keysetOf(order, COLUMN), p.cursor.key);
   const { conds, args } = filterSql(db, p, search);
-  let items: ParticipantListItem[];
-  let nextKey: SortKey | null;
-  if (plan.kind === 'set') {
-    // Every match in order: the page is the first `limit` after the cursor.
-    const pageConds = after === null ? conds : [...conds, after.sql];
-    const pageArgs = after === null ? args : [...args, ...after.args];
-    const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ${where(pageConds)} ORDER BY ${orderSql(order)} LIMIT ?`).all(...pageArgs, p.limit + 1) as ListRow[];
-    items = rows.slice(0, p.limit).map((r) => listItemOf(r, seatNames));
-    nextKey = rows.length > p.limit ? listKey(order, items[items.length - 1]!) : null;
-  } else {
-    // A window of the source list after the cursor, filtered here (PageCollector).
-    const src = sourceSql(db, plan);
-    const srcConds = after === null ? src.conds : [...src.conds, after.sql];
-    const srcArgs = after === null ? src.args : [...src.args, ...after.args];
-    const collector = new PageCollector(p, search);
-    const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ${where(srcConds)} ORDER BY ${orderSql(order)} LIMIT ${WALK_WINDOW}`).all(...srcArgs) as ListRow[];
-    for (const r of rows) {
-      const item = listItemOf(r, seatNames);
-      if (!collector.offer(item, listKey(order, item))) break;
-    }
-    items = collector.items;
-    nextKey = collector.nextKey;
-  }
+  // Whatever the plan, the page is the first `limit` matches after the cursor (plan.ts, "Where a list
+  // page reads from"); the plan decides only how `meta` counts a search (metaMode).
+  const pageConds = after === null ? conds : [...conds, after.sql];
+  const pageArgs = after === null ? args : [...args, ...after.args];
+  const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ${where(pageConds)} ORDER BY ${orderSql(order)} LIMIT ?`).all(...pageArgs, p.limit + 1) as ListRow[];
+  const items = rows.slice(0, p.limit).map((r) => listItemOf(r, seatNames));
+  const nextKey: SortKey | null = rows.length > p.limit ? listKey(order, items[items.length - 1]!) : null;
   let meta;
   if (p.cursor === undefined) {
     const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;

@@ -2,12 +2,12 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and windows) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, classifySearch, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, classifySearch, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
-import { CUBE_PATH, cubeCounts, FacetCounter, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
+import { CUBE_PATH, cubeCounts, FacetCounter, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import type { Source } from './source.js';
@@ -73,6 +73,31 @@ function sumCounts(counts: Record<string, number> | undefined, values: readonly 
   return n;
 }
 
+/**
+ * The count and facets of the filter matches (no search): a filter on one dimension sums its accepted
+ * values' vectors, any other the facet cube's cells (src/api/participants/facets.ts).
+ */
+async function cubeCounter(p: ListParams, src: Source): Promise<FacetCounter> {
+  const dims = activeDimensions(p);
+  // No filter: every participant, the sum of both `registered` values' vectors (two files of a few
+  // dozen KB instead of the cube).
+  const dim: FacetDimension | undefined = dims.length === 0 ? 'registered' : dims.length === 1 ? dims[0] : undefined;
+  const values = dims.length === 0 ? ['true', 'false'] : dims.length === 1 ? acceptedValues(p, dims[0]!) : [];
+  if (dim !== undefined && values.length <= POSTING_VALUES_MAX) {
+    // One dimension: the sum of its accepted values' vectors (a value without one has no participant).
+    const counter = new FacetCounter();
+    for (const v of await Promise.all(values.map((value) => src.json<unknown>(vectorPath(dim, value))))) {
+      if (v === null) continue;
+      if (!isFacetVector(v)) throw new SnapshotFormatError(`malformed facet vector of ${dim}`);
+      counter.addVector(v);
+    }
+    return counter;
+  }
+  const cube = await src.json<unknown>(CUBE_PATH);
+  if (!isFacetCube(cube)) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
+  return cubeCounts(cube, facetAccepts(p));
+}
+
 /** A list request other than the default one (its exact file answers that: src/edge/compose/index.ts). */
 const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const order: OrderSpec = listOrder(p.sort);
@@ -108,6 +133,11 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   }
   const plan = planList(p, search, rarest, postingTotals);
 
+  // A first page without a search counts its matches before its items (the facet cube): the count
+  // lets the walk stop once it holds them all.
+  const first = p.cursor === undefined;
+  const filterCounter = first && search === null ? await cubeCounter(p, src) : null;
+
   let items: ParticipantListItem[];
   let nextKey: SortKey | null;
   let matches: ParticipantListItem[] = [];
@@ -127,13 +157,13 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     else candidates = (await Promise.all((await postingLists.get(plan.dim)!()).map(readAll))).flat();
     ({ items, nextKey, matches } = setPage(candidates, p, search, order));
   } else {
-    // A window of the source list in the requested order (PageCollector).
+    // The source list in the requested order from the cursor until the page is full (PageCollector).
     let source: ListReader | null;
     if (plan.source === 'main') source = main;
     else if (plan.source === 'trigram') source = rarestList;
     else source = await src.list(LIST_ROUTE, postingPartition(plan.dim, plan.value));
-    const collector = new PageCollector(p, search);
-    if (source !== null) {
+    const collector = new PageCollector(p, search, filterCounter?.total);
+    if (source !== null && !collector.complete) {
       const start = keysAfter(dirs, p.cursor?.key);
       for await (const { item, key } of source.scan({ start })) if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
     }
@@ -142,30 +172,14 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   }
 
   let meta;
-  if (p.cursor === undefined) {
+  if (first) {
     const mode = metaMode(search, plan);
     let counter: FacetCounter;
     if (mode === 'set') {
       counter = new FacetCounter();
       for (const i of matches) counter.addItem(i);
       if (matches.length > 0) counter.label({ scheme: (await src.json<Record<string, string>>(SCHEME_LABELS_PATH)) ?? {} });
-    } else {
-      const dims = activeDimensions(p);
-      const values = dims.length === 1 ? acceptedValues(p, dims[0]!) : [];
-      if (dims.length === 1 && values.length <= POSTING_VALUES_MAX) {
-        // One dimension: the sum of its accepted values' vectors (a value without one has no participant).
-        counter = new FacetCounter();
-        for (const v of await Promise.all(values.map((value) => src.json<unknown>(vectorPath(dims[0]!, value))))) {
-          if (v === null) continue;
-          if (!isFacetVector(v)) throw new SnapshotFormatError(`malformed facet vector of ${dims[0]!}`);
-          counter.addVector(v);
-        }
-      } else {
-        const cube = await src.json<unknown>(CUBE_PATH);
-        if (!isFacetCube(cube)) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
-        counter = cubeCounts(cube, facetAccepts(p));
-      }
-    }
+    } else counter = filterCounter ?? (await cubeCounter(p, src));
     meta = listMeta(p, main.root.count, mode, counter);
   }
   return ok(listPage(p.sort, items, nextKey, meta));
