@@ -32,6 +32,7 @@ import type { ReadStats } from '../src/edge/list-reader.js';
 import { createResolve, SNAPSHOT_INFO_PATH } from '../src/edge/resolve.js';
 import type { FileReader } from '../src/edge/types.js';
 import { directoryReader } from '../src/serve/index.js';
+import { benchParticipantWalks, walksMarkdown } from './participant-walks.js';
 
 export interface ApiBenchOptions {
   /** Snapshot directory written by `peppol-snapshot build`. */
@@ -50,6 +51,9 @@ export interface ApiBenchOptions {
   serve: boolean;
   /** The built CLI (dist/peppol-snapshot.mjs). */
   cli: string;
+  /** Run the participant list's walks (bench/participant-walks.ts); pages per walk at most. */
+  walks: boolean;
+  walkPages: number;
 }
 
 /** Target of one composed answer (issue 5). */
@@ -605,7 +609,7 @@ export async function benchReadCost(o: ApiBenchOptions, log: (s: string) => void
   const budgetRoutes: string[] = [];
   const n = Math.max(1, Math.min(MAX_REQUESTS, o.requests));
   for (const route of ROUTE_LIST) {
-    if (route.id === 'health' || route.id === 'health.db') continue; // answered by the edge, not the resolver
+    if (route.id === 'health' || route.id === 'health.db' || route.id === 'discovery.openapi') continue; // answered by the edge, not the resolver
     const samples: Sample[] = [];
     const hasParams = Object.keys(route.params).length > 0;
     const count = hasParams ? n : 1;
@@ -900,9 +904,21 @@ export async function benchApi(o: ApiBenchOptions, log: (s: string) => void): Pr
     log(`serve: ${targets.length} targets, ${o.duration} s each, ${o.connections} keep-alive connections`);
     serve = await benchServe(o, targets, log);
   }
+  let walks: Awaited<ReturnType<typeof benchParticipantWalks>> | null = null;
+  if (o.walks) {
+    log(`participant list walks: the query mix of bench/participant-walks.ts, at most ${o.walkPages} pages per walk`);
+    const pools = poolsFromSnapshot(path.resolve(o.out), new Rng(o.seed));
+    if (o.db) addPoolsFromDb(pools, o.db, new Rng(o.seed));
+    const named = pools.participants.filter((p) => p.name !== null);
+    walks = await benchParticipantWalks({ out: o.out, maxPages: Math.max(1, o.walkPages), walkBudgetMs: 120_000, names: named.map((p) => p.name!), ids: pools.participants }, log);
+  }
   const loadAfter = loadavg();
   log('');
   log(markdownSummary(cost, serve));
+  if (walks) {
+    log('');
+    log(walksMarkdown(walks.summary));
+  }
   const overall = Object.values(cost.routes).reduce((n, r) => n + r.over_target, 0);
   const errors = Object.values(cost.routes).flatMap((r) => r.server_errors);
   log(`over target: ${overall} answer(s); 500s: ${errors.length}; loadavg before ${loadBefore}, after ${loadAfter}`);
@@ -922,6 +938,7 @@ export async function benchApi(o: ApiBenchOptions, log: (s: string) => void): Pr
     over_target_total: overall,
     resolver_500: errors,
     serve,
+    participant_walks: walks,
     loadavg: { before: loadBefore, after_read_cost: loadMid, after: loadAfter },
     seconds: Math.round((performance.now() - t0) / 100) / 10,
   };

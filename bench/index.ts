@@ -69,9 +69,11 @@ program
   .option('--connections <n>', 'concurrent keep-alive connections to serve', '8')
   .option('--route-budget <s>', 'seconds of read-cost requests per route at most', '180')
   .option('--no-serve', 'skip the serve throughput part')
-  .action(async (o: { out: string; db?: string; requests: string; seed: string; duration: string; connections: string; routeBudget: string; serve: boolean }) => {
+  .option('--no-walks', 'skip the participant list walks')
+  .option('--walk-pages <n>', 'pages per participant list walk at most', '5')
+  .action(async (o: { out: string; db?: string; requests: string; seed: string; duration: string; connections: string; routeBudget: string; serve: boolean; walks: boolean; walkPages: string }) => {
     const r = await benchApi(
-      { out: o.out, db: o.db, requests: Number(o.requests), seed: Number(o.seed), duration: Number(o.duration), connections: Number(o.connections), routeBudget: Number(o.routeBudget), serve: o.serve, cli: join(dirname(self), 'peppol-snapshot.mjs') },
+      { out: o.out, db: o.db, requests: Number(o.requests), seed: Number(o.seed), duration: Number(o.duration), connections: Number(o.connections), routeBudget: Number(o.routeBudget), serve: o.serve, cli: join(dirname(self), 'peppol-snapshot.mjs'), walks: o.walks, walkPages: Number(o.walkPages) },
       (line) => process.stderr.write(`${line}\n`),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);

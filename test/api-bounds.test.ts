@@ -17,7 +17,9 @@ import { HTML_CONTENT_TYPE } from '../src/api/json.js';
 import { PROBLEM_NAMES } from '../src/api/problems.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { CHURN_WINDOW_MAX_DAYS, ROUTE_LIST, ROUTES, type RouteId } from '../src/api/routes/table.js';
-import { CHURN_PARTICIPANTS_MAX, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
+import { CHURN_PARTICIPANTS_MAX, PARTICIPANT_SORTS, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
+import { listRootPath } from '../src/api/paths.js';
+import type { IndexEntry, IndexNode, ListRoot } from '../src/edge/list-format.js';
 import { defaultConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
 import { createHandler } from '../src/edge/handler.js';
@@ -98,6 +100,26 @@ const facetBytes = (b: Json): number =>
   Object.values(obj(b.facets)).reduce<number>((n, list) => n + sum(arr(list), (x) => 40 + size(x.value) + size(x.label ?? '')), 0);
 /** The facet cube (src/api/participants/facets.ts), read by the list's first pages; a page reads it or at most 8 facet vectors, each smaller. */
 const cubeBytes = (): number => fs.statSync(path.join(out, CUBE_PATH)).size;
+/** The most a participant list walk reads: every index node and chunk of the largest source list (a main list), as files and bytes. */
+function walkFiles(): { files: number; bytes: number } {
+  let most = { files: 0, bytes: 0 };
+  for (const sort of PARTICIPANT_SORTS) {
+    const all = { files: 0, bytes: 0 };
+    const visit = (entries: IndexEntry[]): void => {
+      for (const e of entries) {
+        if (e.path === '') continue; // the root's inline head
+        const abs = path.join(out, e.path);
+        all.files++;
+        all.bytes += fs.statSync(abs).size;
+        const node = JSON.parse(fs.readFileSync(abs, 'utf8')) as Partial<IndexNode>;
+        if (node.entries !== undefined) visit(node.entries);
+      }
+    };
+    visit((JSON.parse(fs.readFileSync(path.join(out, listRootPath('participants.list', [sort])), 'utf8')) as ListRoot).entries);
+    if (all.bytes > most.bytes) most = all;
+  }
+  return most;
+}
 
 const BOUNDS: Record<RouteId, Bound> = {
   health: { body: '100 B', bodyMax: fixed(100), reads: 'none', files: fixed(0), bytes: fixed(0) },
@@ -139,9 +161,9 @@ const BOUNDS: Record<RouteId, Bound> = {
     cap: lim(LIMIT_MAX),
     body: '2,000 + Σ facet buckets (40 + bytes of value and label) + 700 × items',
     bodyMax: (b) => 2_000 + facetBytes(obj(b.meta)) + 700 * items(b).length,
-    reads: `≤ 50 files: the main root; ≤ ${POSTING_VALUES_MAX} posting roots each of smp and ap; ≤ ${SEARCH_TRIGRAMS_MAX} trigram roots; a small set (≤ ${POSTING_VALUES_MAX} roots, ≤ 16 chunks), or a walk or identifier lookup (≤ 4 index nodes, 3 chunks); on a first page the facet cube, or the facet vectors of a one-dimension filter`,
-    files: fixed(1 + 2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1),
-    bytes: () => (2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1) * LIST_FILE_MAX + cubeBytes(),
+    reads: `≤ 50 files besides a walk's: the main root; ≤ ${POSTING_VALUES_MAX} posting roots each of smp and ap; ≤ ${SEARCH_TRIGRAMS_MAX} trigram roots; a small set (≤ ${POSTING_VALUES_MAX} roots, ≤ 16 chunks) or an identifier lookup (≤ 4 index nodes, 3 chunks); on a first page the facet cube, or the facet vectors of a one-dimension filter; a walk reads the chunks and index nodes from the cursor to the match after the page, at most its whole source list`,
+    files: () => 1 + 2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1 + walkFiles().files,
+    bytes: () => (2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1) * LIST_FILE_MAX + cubeBytes() + walkFiles().bytes,
   },
   'participants.detail': {
     body: PARTICIPANT_BODY,
@@ -472,6 +494,8 @@ const WORST: Record<RouteId, () => string[]> = {
     targets.push(fitText('/v1/participants?limit=200&q=', all('name').slice(0, 100).join(' ')));
     targets.push(fitText('/v1/participants?sort=name.asc&limit=200&q=', name.repeat(100)));
     targets.push(`/v1/participants${q({ limit: 200, q: col('SELECT pid FROM participant_list LIMIT 1')[0] })}`);
+    // A sparse walk: the rarest (registered, provenance) pair in name order reads on to its matches.
+    targets.push(...withNext(`/v1/participants${q({ sort: 'name.asc', limit: 200, registered: 'false', provenance: 'directory' })}`));
     return targets;
   },
   'participants.detail': () => {

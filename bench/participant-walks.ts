@@ -1,0 +1,246 @@
+// The participant list's walks (issue 14, docs/benchmarks.md "Participant list walks"): a documented
+// query mix over a built snapshot, each query walked page after page through the resolver, with the
+// files, bytes, chunks and CPU of every request, and per walk the pages against ⌈matches / limit⌉.
+//
+// The mix, in each of the six orders (PARTICIPANT_SORTS), at limits 1, 7, 50 and 200 in turn:
+// - no filter;
+// - one filter per facet dimension: the most common value, a middle one and the rarest of country,
+//   scheme, smp and ap; both values of registered and provenance;
+// - sparse two-filter combinations: pairs of values of two dimensions, each value held by at least
+//   1% of the participants, whose intersection is small (1–10, 11–1,000 and over 1,000 matches;
+//   found in the facet cube), two of each size where the cube has them;
+// - searches: a canonical id, a bare identifier value, a common 3-letter name fragment, a 5–8 letter
+//   name fragment, and a text no name holds.
+// A walk follows next_cursor for at most `maxPages` pages (or `walkBudgetMs`); a walk that reaches its
+// end is complete, and then its pages must be max(1, ⌈items / limit⌉).
+import path from 'node:path';
+import fs from 'node:fs';
+import { CUBE_PATH, CUBE_STRIDE, FACET_DIMENSIONS, type FacetCube, type FacetDimension } from '../src/api/participants/facets.js';
+import { PARTICIPANT_SORTS } from '../src/api/schemas/index.js';
+import { createResolve } from '../src/edge/resolve.js';
+import type { FileReader } from '../src/edge/types.js';
+import { directoryReader } from '../src/serve/index.js';
+
+export interface WalkBenchOptions {
+  out: string;
+  /** Pages per walk at most. */
+  maxPages: number;
+  /** Wall-clock budget of one walk (ms). */
+  walkBudgetMs: number;
+  /** Name fragments to search for (from the snapshot when absent). */
+  names: string[];
+  ids: Array<{ id: string; value: string }>;
+}
+
+interface RequestCost {
+  files: number;
+  bytes: number;
+  chunks: number;
+  cpu_ms: number;
+}
+
+export interface WalkResult {
+  group: string;
+  url: string;
+  limit: number;
+  pages: number;
+  items: number;
+  complete: boolean;
+  /** meta.filter_count of the first page (null: not counted). */
+  filter_count: number | null;
+  /** Pages followed by a next page holding fewer than `limit` items (0 is the rule). */
+  short: number;
+  /** A complete walk's pages equal max(1, ⌈items / limit⌉). */
+  pages_as_expected: boolean | null;
+  requests: RequestCost[];
+}
+
+const isChunk = (b: Uint8Array): boolean => b[0] === 0x7b && b[1] === 0x22 && b[2] === 0x6b && b[3] === 0x65 && b[4] === 0x79 && b[5] === 0x73; // {"keys
+
+function counting(inner: FileReader): { reader: FileReader; take(): Omit<RequestCost, 'cpu_ms'> } {
+  let c = { files: 0, bytes: 0, chunks: 0 };
+  return {
+    reader: {
+      async read(p) {
+        const b = await inner.read(p);
+        if (b === null || p === 'snapshot.json') return b;
+        c.files++;
+        c.bytes += b.length;
+        if (p.startsWith('c/') && isChunk(b)) c.chunks++;
+        return b;
+      },
+      readPrefix: inner.readPrefix ? (p, n) => inner.readPrefix!(p, n) : undefined,
+    },
+    take() {
+      const r = c;
+      c = { files: 0, bytes: 0, chunks: 0 };
+      return r;
+    },
+  };
+}
+
+/** Values of each dimension with their participant counts, most common first (from the cube). */
+function valueCounts(cube: FacetCube): Record<FacetDimension, Array<{ value: string; count: number }>> {
+  const out = {} as Record<FacetDimension, Array<{ value: string; count: number }>>;
+  FACET_DIMENSIONS.forEach((dim, d) => {
+    const n = new Array<number>(cube.values[dim].length).fill(0);
+    for (let c = 0; c < cube.cells.length; c += CUBE_STRIDE) {
+      const code = cube.cells[c + d]!;
+      if (code >= 0) n[code]! += cube.cells[c + FACET_DIMENSIONS.length]!;
+    }
+    out[dim] = cube.values[dim].map((value, i) => ({ value, count: n[i]! })).sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : 1));
+  });
+  return out;
+}
+
+/** Sparse pairs: two values of two dimensions, each held by >= 1% of all, whose intersection is small. */
+function sparsePairs(cube: FacetCube, counts: ReturnType<typeof valueCounts>, total: number): Array<{ q: Record<string, string>; matches: number }> {
+  const big = FACET_DIMENSIONS.map((dim) => new Set(counts[dim].filter((v) => v.count >= total / 100).map((v) => cube.values[dim].indexOf(v.value))));
+  const pairs = new Map<string, { q: Record<string, string>; matches: number }>();
+  for (let a = 0; a < FACET_DIMENSIONS.length; a++) {
+    for (let b = a + 1; b < FACET_DIMENSIONS.length; b++) {
+      const n = new Map<string, number>();
+      for (let c = 0; c < cube.cells.length; c += CUBE_STRIDE) {
+        const x = cube.cells[c + a]!;
+        const y = cube.cells[c + b]!;
+        if (!big[a]!.has(x) || !big[b]!.has(y)) continue;
+        const k = `${x},${y}`;
+        n.set(k, (n.get(k) ?? 0) + cube.cells[c + FACET_DIMENSIONS.length]!);
+      }
+      for (const [k, m] of n) {
+        const [x, y] = k.split(',').map(Number) as [number, number];
+        const da = FACET_DIMENSIONS[a]!;
+        const db = FACET_DIMENSIONS[b]!;
+        pairs.set(`${da}=${x}&${db}=${y}`, { q: { [da]: cube.values[da][x]!, [db]: cube.values[db][y]! }, matches: m });
+      }
+    }
+  }
+  const all = [...pairs.values()].sort((p, q) => p.matches - q.matches || JSON.stringify(p.q).localeCompare(JSON.stringify(q.q)));
+  const pick = (lo: number, hi: number): Array<{ q: Record<string, string>; matches: number }> => {
+    const inRange = all.filter((p) => p.matches >= lo && p.matches <= hi);
+    return inRange.length <= 2 ? inRange : [inRange[0]!, inRange[Math.floor(inRange.length / 2)]!];
+  };
+  return [...pick(1, 10), ...pick(11, 1000), ...pick(1001, Number.MAX_SAFE_INTEGER)];
+}
+
+const LIMITS = [1, 7, 50, 200];
+
+export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string) => void): Promise<{ walks: WalkResult[]; summary: ReturnType<typeof summariseWalks> }> {
+  const out = path.resolve(o.out);
+  const cube = JSON.parse(fs.readFileSync(path.join(out, CUBE_PATH), 'utf8')) as FacetCube;
+  const counts = valueCounts(cube);
+  const total = counts.registered.reduce((n, v) => n + v.count, 0);
+  const queries: Array<{ group: string; q: Record<string, string> }> = [{ group: 'no filter', q: {} }];
+  for (const dim of ['country', 'scheme', 'smp', 'ap'] as const) {
+    const vs = counts[dim];
+    for (const [which, v] of [
+      ['most common', vs[0]],
+      ['middle', vs[Math.floor(vs.length / 2)]],
+      ['rarest', vs[vs.length - 1]],
+    ] as const) {
+      if (v) queries.push({ group: `one filter (${which})`, q: { [dim]: v.value } });
+    }
+  }
+  for (const v of ['true', 'false']) queries.push({ group: 'one filter (registered)', q: { registered: v } });
+  for (const v of ['directory', 'discovered']) queries.push({ group: 'one filter (provenance)', q: { provenance: v } });
+  for (const p of sparsePairs(cube, counts, total)) {
+    const size = p.matches <= 10 ? '1–10' : p.matches <= 1000 ? '11–1,000' : 'over 1,000';
+    queries.push({ group: `sparse pair (${size} matches)`, q: p.q });
+  }
+  const id = o.ids[0];
+  if (id) queries.push({ group: 'search: id', q: { q: id.id } });
+  const bare = o.ids.find((x) => /\d{4}/.test(x.value));
+  if (bare) queries.push({ group: 'search: bare value', q: { q: bare.value } });
+  const short = o.names.map((n) => n.toLowerCase().slice(0, 3)).find((s) => /^\p{L}{3}$/u.test(s));
+  if (short) queries.push({ group: 'search: 3 letters', q: { q: short } });
+  const longer = o.names.map((n) => n.toLowerCase().split(/\s+/).find((w) => w.length >= 5 && w.length <= 8)).find((w) => w !== undefined);
+  if (longer) queries.push({ group: 'search: 5–8 letters', q: { q: longer } });
+  queries.push({ group: 'search: no match', q: { q: 'zzqxv' } });
+
+  const c = counting(directoryReader(out));
+  const resolve = createResolve({});
+  const walks: WalkResult[] = [];
+  let turn = 0;
+  for (const sort of PARTICIPANT_SORTS) {
+    for (const { group, q } of queries) {
+      const limit = LIMITS[turn++ % LIMITS.length]!;
+      const base = { ...q, sort, limit: String(limit) };
+      const url0 = `/v1/participants?${new URLSearchParams(base).toString()}`;
+      const w: WalkResult = { group, url: url0, limit, pages: 0, items: 0, complete: false, filter_count: null, short: 0, pages_as_expected: null, requests: [] };
+      const started = performance.now();
+      let cursor: string | null = null;
+      for (;;) {
+        const url = cursor === null ? url0 : `/v1/participants?${new URLSearchParams({ ...base, cursor }).toString()}`;
+        c.take();
+        const cpu0 = process.cpuUsage();
+        const a = await resolve({ url: new URL(`http://bench.invalid${url}`), routeId: null }, c.reader);
+        const cpu = process.cpuUsage(cpu0);
+        w.requests.push({ ...c.take(), cpu_ms: (cpu.user + cpu.system) / 1000 });
+        if (a.status !== 200) throw new Error(`${url}: ${a.status}`);
+        const body = JSON.parse(new TextDecoder().decode(a.body)) as { items: unknown[]; next_cursor: string | null; meta?: { filter_count: number | null } };
+        w.pages++;
+        w.items += body.items.length;
+        if (body.meta) w.filter_count = body.meta.filter_count;
+        if (body.next_cursor === null) {
+          w.complete = true;
+          break;
+        }
+        if (body.items.length < limit) w.short++;
+        cursor = body.next_cursor;
+        if (w.pages >= o.maxPages || performance.now() - started > o.walkBudgetMs) break;
+      }
+      if (w.complete) w.pages_as_expected = w.pages === Math.max(1, Math.ceil(w.items / limit));
+      walks.push(w);
+      const r = w.requests;
+      log(
+        `  ${sort.padEnd(15)} ${group.padEnd(32)} limit ${String(limit).padStart(3)}: ${w.pages} page(s)${w.complete ? ' (end)' : ''}, ${w.items} items, short ${w.short}, files max ${Math.max(...r.map((x) => x.files))}, bytes max ${Math.round(Math.max(...r.map((x) => x.bytes)) / 1024)} KiB, cpu max ${Math.max(...r.map((x) => x.cpu_ms)).toFixed(1)} ms  ${w.url}`,
+      );
+    }
+  }
+  return { walks, summary: summariseWalks(walks) };
+}
+
+function dist(xs: number[]): { p50: number; p99: number; max: number } {
+  if (xs.length === 0) return { p50: 0, p99: 0, max: 0 };
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (f: number) => s[Math.min(s.length - 1, Math.floor(f * (s.length - 1) + 0.5))]!;
+  return { p50: q(0.5), p99: q(0.99), max: s[s.length - 1]! };
+}
+
+/** Per query group: requests, files / bytes / chunks / CPU (median, p99, max), short pages, walks as expected. */
+export function summariseWalks(walks: WalkResult[]) {
+  const groups = new Map<string, WalkResult[]>();
+  for (const w of walks) groups.set(w.group, [...(groups.get(w.group) ?? []), w]);
+  const row = (ws: WalkResult[]) => {
+    const reqs = ws.flatMap((w) => w.requests);
+    const complete = ws.filter((w) => w.complete);
+    return {
+      walks: ws.length,
+      requests: reqs.length,
+      files: dist(reqs.map((r) => r.files)),
+      bytes: dist(reqs.map((r) => r.bytes)),
+      chunks: dist(reqs.map((r) => r.chunks)),
+      cpu_ms: dist(reqs.map((r) => Math.round(r.cpu_ms * 100) / 100)),
+      short_pages: ws.reduce((n, w) => n + w.short, 0),
+      complete_walks: complete.length,
+      complete_as_expected: complete.filter((w) => w.pages_as_expected).length,
+      within_budget: reqs.filter((r) => r.files <= 8 && r.bytes <= 1024 * 1024).length,
+    };
+  };
+  return { all: row(walks), groups: Object.fromEntries([...groups].map(([g, ws]) => [g, row(ws)])) };
+}
+
+const kib = (b: number): string => (b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
+
+/** The walks' markdown table (docs/benchmarks.md). */
+export function walksMarkdown(s: ReturnType<typeof summariseWalks>): string {
+  const lines = [
+    '| query group | walks (complete, as expected) | requests | within 8 files and 1 MiB | files p50 / p99 / max | bytes p50 / p99 / max | chunks p50 / max | CPU ms p50 / p99 / max | short pages |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  const line = (name: string, r: ReturnType<typeof summariseWalks>['all']) =>
+    `| ${name} | ${r.walks} (${r.complete_walks}, ${r.complete_as_expected}) | ${r.requests} | ${r.within_budget} | ${r.files.p50} / ${r.files.p99} / ${r.files.max} | ${kib(r.bytes.p50)} / ${kib(r.bytes.p99)} / ${kib(r.bytes.max)} | ${r.chunks.p50} / ${r.chunks.max} | ${r.cpu_ms.p50} / ${r.cpu_ms.p99} / ${r.cpu_ms.max} | ${r.short_pages} |`;
+  for (const [g, r] of Object.entries(s.groups)) lines.push(line(g, r));
+  lines.push(line('**all**', s.all));
+  return lines.join('\n');
+}
