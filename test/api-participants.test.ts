@@ -15,7 +15,7 @@ import { finishResult, paramErrorsOf, type ApiResult } from '../src/api/result.j
 import { matchRoute } from '../src/api/routes/match.js';
 import { parseRequest } from '../src/api/routes/request.js';
 import { ROUTES } from '../src/api/routes/table.js';
-import { FILTER_COUNT_CAP, RESOURCE_SCHEMAS, type ParticipantListItem, type ResourceName } from '../src/api/schemas/index.js';
+import { FILTER_COUNT_CAP, PARTICIPANT_SORTS, RESOURCE_SCHEMAS, type ParticipantListItem, type ResourceName } from '../src/api/schemas/index.js';
 import type { CursorPosition } from '../src/api/cursor.js';
 import type { Db } from '../src/db/index.js';
 import { runDerive } from '../src/derive/index.js';
@@ -339,6 +339,51 @@ describe('participants.list', () => {
         expect(seen, `${JSON.stringify(c)} limit ${limit}`).toEqual(expected);
       }
     }
+  });
+
+  it('random filter combinations, searches and orders walked whole at limits 1, 7, 50 and 200: every page but the last full, the matches once each in order, filter_count the walk\'s length', async () => {
+    // Values held by more than SMALL_SET_MAX participants, so that most requests walk a list (and the
+    // two-valued facets often): sparse combinations along the order are what a walk must fill.
+    const common = (c: string): string[] => db.prepare(`SELECT ${c} FROM participant_list WHERE ${c} IS NOT NULL GROUP BY 1 HAVING count(*) > ? ORDER BY 1`).pluck().all(SMALL_SET_MAX) as string[];
+    const often = (xs: string[]): fc.Arbitrary<string | undefined> => fc.option(fc.constantFrom(...xs), { nil: undefined, freq: 2 });
+    const walkArb = fc.record({
+      ...facetFilters,
+      country: often(common('country')),
+      smp: often(common('smp')),
+      ap: often(common('ap_seat_id')),
+      registered: fc.option(fc.constantFrom('true', 'false'), { nil: undefined, freq: 1 }),
+      provenance: fc.option(fc.constantFrom('directory', 'discovered'), { nil: undefined, freq: 1 }),
+      q: fc.option(qArb, { nil: undefined, freq: 3 }),
+      sort: fc.constantFrom(...PARTICIPANT_SORTS),
+    });
+    const PAGES_MAX = 30; // bounded test time: longer walks are followed for their first PAGES_MAX pages
+    await fc.assert(
+      fc.asyncProperty(walkArb, async (r) => {
+        const q = Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)) as Record<string, string>;
+        const expected = everyMatch(q);
+        for (const limit of [1, 7, 50, 200]) {
+          const seen: string[] = [];
+          let cursor: string | null = null;
+          let pages = 0;
+          for (;;) {
+            const b = (await same(`/v1/participants${qs({ ...q, limit: String(limit), cursor: cursor ?? undefined })}`)).body as { items: Array<{ id: string }>; next_cursor: string | null; meta?: Meta };
+            pages++;
+            if (b.meta && b.meta.filter_count !== null) expect(b.meta.filter_count).toBe(Math.min(expected.length, FILTER_COUNT_CAP));
+            if (b.meta && q.q === undefined && Object.keys(q).length > 1) expect(b.meta.filter_count).not.toBeNull();
+            seen.push(...b.items.map((i) => i.id));
+            if (b.next_cursor === null) break;
+            expect(b.items, `${JSON.stringify(q)} limit ${limit} page ${pages}`).toHaveLength(limit);
+            if (pages === PAGES_MAX) break;
+            cursor = b.next_cursor;
+          }
+          if (pages < PAGES_MAX || seen.length === expected.length) {
+            expect(seen, `${JSON.stringify(q)} limit ${limit}`).toEqual(expected);
+            expect(pages).toBe(Math.max(1, Math.ceil(expected.length / limit)));
+          } else expect(seen).toEqual(expected.slice(0, seen.length));
+        }
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('the issue\'s sparse walks: every page but the last full, none empty with a cursor, filter_count the walk\'s length', async () => {

@@ -39,6 +39,11 @@ export const DEFAULT_SORT: ParticipantSort = 'first_seen.desc';
  * it with one SQL query whatever the plan.
  */
 export const SMALL_SET_MAX = 256;
+/**
+ * The participant lists' chunks hold at least this many items before a content-defined boundary
+ * (src/render/lists.ts): a page of up to 200 items plus the one after it spans at most three chunks
+ * where the matches are dense.
+ */
 export const LIST_CHUNK_MIN_ITEMS = 128;
 /**
  * Most values of one posting dimension (country, scheme, smp, ap) a page reads value by value: the

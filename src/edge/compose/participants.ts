@@ -1,6 +1,6 @@
 // The shim's participants family: the same answers as the oracle (src/api/participants/query.ts), from
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
-// the list's candidate sets and windows) is stated once in docs/snapshot-format.md, "Participants".
+// the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
 import { acceptedValues, activeDimensions, classifySearch, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
