@@ -85,16 +85,16 @@ function listFiles(rootPath: string): number {
   return 1 + below(root.level, root.entries);
 }
 const EVENT_READS =
-  '≤ 21 files when every event of the list read matches: the page (root, ≤ 4 index nodes, 3 chunks); meta (the feed root, 4 index nodes and a chunk at each of since and until; a histogram root, ≤ 3 index nodes, 2 chunks). A `type` left to match (two or more types, or `type` with an entity) reads only chunks holding a wanted type: the page (root, ≤ `limit` + 5 chunks and one index node above each) and meta. A `seat` or `host` left to match (`seat` with `host`, `participant` with either) reads its list to the page\'s end, and meta that list again: ≤ 13 + twice the list\'s files';
+  '≤ 21 files when every event of the list read matches: the page (root, ≤ 4 index nodes, 3 chunks); meta (the feed root, 4 index nodes and a chunk at each of since and until; a histogram root, ≤ 3 index nodes, 2 chunks). A `type` left to match (two or more types, or `type` with an entity) reads only chunks holding a wanted type: the page (root, ≤ `limit` + 5 chunks and one index node above each) and meta. A `seat` or `host` left to match (`seat` with `host`, `participant` with either) reads its list to the page\'s end (meta counts in the same list; a file is read once per request): ≤ 13 + the list\'s files';
 /**
  * Files one event page reads (EVENT_READS), by what is left to match on the list it reads (eventPlan):
  * nothing, 21; only the type, meta's 13 and the page's root and `limit` + 5 chunks with an index node
- * above each; a seat or host, meta's 13 and the list's files twice.
+ * above each; a seat or host, meta's 13 and the list's files (the shim reads a file once per request).
  */
 function eventFiles(target: string): number {
   const p = new URL(target, 'http://bounds.test').searchParams;
   const plan = eventPlan({ types: p.get('type')?.split(','), host: p.get('host') ?? undefined, seat: p.get('seat') ?? undefined, participant: p.get('participant') ?? undefined });
-  if (plan.seat !== undefined || plan.host !== undefined) return 13 + 2 * listFiles(listRootPath('events.list', plan.partition));
+  if (plan.seat !== undefined || plan.host !== undefined) return 13 + listFiles(listRootPath('events.list', plan.partition));
   if (plan.types !== null) return 14 + 2 * (LIMIT_MAX + 5);
   return 21;
 }
