@@ -1,7 +1,7 @@
 // Pure pieces of the event feed and the anomaly list that the oracle (./query.ts), the renderer
 // (src/render/routes/events.ts) and the shim (src/edge/compose/events.ts) share. Edge-safe. The rules
-// (order, source lists, plain and windowed pages, both cursor directions, meta and its degraded form,
-// anomaly pages) are stated once in docs/api-providers-events.md, "Event feed" and "Anomalies".
+// (order, source lists, full pages in both cursor directions, meta and its degraded form, anomaly
+// pages) are stated once in docs/api-providers-events.md, "Event feed" and "Anomalies".
 import { encodeCursor } from '../cursor.js';
 import type { Direction, SortKey } from '../sort-keys.js';
 import { orderDirs, routeOrder } from '../routes/request.js';
@@ -193,29 +193,21 @@ export function bucketEnd(start: number, bucket: ChartBucket): number {
 }
 
 /**
- * Most source items a windowed event page examines, from its first candidate on: one more than the
- * fewest events an event chunk holds (EVENT_CHUNK_MIN_ITEMS), so that the window spans at most two
- * chunks, and with the chunk of the cursor (read to find the first candidate) a page reads at most three.
- */
-export const EVENT_WINDOW = 101;
-/**
  * Event chunks hold at least this many events before a content-defined boundary (still at most
- * render.chunk_max_bytes): a plain page of up to 200 events plus the one that tells whether more follow
- * then spans at most three chunks, and a window at most two.
+ * render.chunk_max_bytes): a page of up to 200 events plus the one that tells whether more follow
+ * then spans at most three chunks when every event of its source list matches.
  */
-export const EVENT_CHUNK_MIN_ITEMS = EVENT_WINDOW - 1;
+export const EVENT_CHUNK_MIN_ITEMS = 100;
 
 /** How a request reads the feed: the stored list, and the filters matched item by item. */
 export interface EventPlan {
   /** The source list's partition: ['all'], ['type', t], ['participant' | 'seat' | 'host', value]. */
   partition: string[];
-  /** Wanted types the source does not imply (null: every source item is a candidate). */
+  /** Wanted types the source does not imply (null: the source implies the type filter, or there is none). */
   types: ReadonlySet<string> | null;
   /** Entity filters the source does not imply. */
   seat?: string;
   host?: string;
-  /** True when some source items may not match: the page examines a bounded window (FeedCollector). */
-  windowed: boolean;
 }
 
 export interface EventFilterParams {
@@ -228,83 +220,56 @@ export interface EventFilterParams {
 export function eventPlan(f: EventFilterParams): EventPlan {
   const entity = eventPartition(f);
   if (entity[0] === 'all') {
-    if (f.types === undefined) return { partition: entity, types: null, windowed: false };
-    if (f.types.length === 1) return { partition: ['type', f.types[0]!], types: null, windowed: false };
-    return { partition: entity, types: new Set(f.types), windowed: true };
+    if (f.types === undefined) return { partition: entity, types: null };
+    if (f.types.length === 1) return { partition: ['type', f.types[0]!], types: null };
+    return { partition: entity, types: new Set(f.types) };
   }
-  const plan: EventPlan = { partition: entity, types: f.types === undefined ? null : new Set(f.types), windowed: false };
+  const plan: EventPlan = { partition: entity, types: f.types === undefined ? null : new Set(f.types) };
   // The partition is the first of participant, seat, host: the later ones remain to be matched.
   if (entity[0] === 'participant' && f.seat !== undefined) plan.seat = f.seat;
   if (entity[0] !== 'host' && f.host !== undefined) plan.host = f.host;
-  plan.windowed = plan.types !== null || plan.seat !== undefined || plan.host !== undefined;
   return plan;
 }
 
 /**
- * Collects one event page from the source items offered in reading order: toward older events
- * (`older`: after `cursor`, or from the head) or toward newer ones (`newer`: after `prev_cursor`, the
- * nearest first). The caller offers items inside [since, until] until offer() returns false or the
- * source ends. Plain plans: every item matches; the page takes `limit` of them. Windowed plans:
- * items before the first candidate are passed over; from it on at most EVENT_WINDOW items are examined.
+ * Collects one event page from the matches offered in reading order: toward older events (`older`:
+ * after `cursor`, or from the head) or toward newer ones (`newer`: after `prev_cursor`, the nearest
+ * first). The caller offers the matches inside [since, until] until offer() returns false or the
+ * source ends. Pages are full: toward older events the page takes `limit` matches and stops at the
+ * one after them (a next page exists); toward newer events it stops once it holds `limit`.
  */
 export class FeedCollector<T> {
   readonly items: T[] = [];
   readonly keys: SortKey[] = [];
-  private started = false;
-  private examined = 0;
-  private cont: SortKey | null = null;
+  private more = false;
 
   constructor(
     private readonly limit: number,
-    private readonly windowed: boolean,
     private readonly dir: 'older' | 'newer',
   ) {}
 
-  /** True once the window has started (the first candidate was offered). */
-  get inWindow(): boolean {
-    return this.started;
-  }
-
-  /** Offers the next source item; false when the page is complete (offer no more). */
-  offer(item: T, key: SortKey, candidate: boolean, match: boolean): boolean {
-    if (this.windowed) {
-      if (!this.started) {
-        if (!candidate) return true;
-        this.started = true;
-      }
-      this.examined++;
-    }
-    if (match) {
-      if (this.dir === 'older' && this.items.length === this.limit) {
-        this.cont = this.keys[this.keys.length - 1]!;
-        return false;
-      }
-      this.items.push(item);
-      this.keys.push(key);
-      if (this.dir === 'newer' && this.items.length === this.limit) {
-        this.cont = key;
-        return false;
-      }
-    }
-    if (this.windowed && this.examined === EVENT_WINDOW) {
-      this.cont = key;
+  /** Offers the next match; false when the page is complete (offer no more). */
+  offer(item: T, key: SortKey): boolean {
+    if (this.items.length === this.limit) {
+      // Toward older events only: a match after a full page.
+      this.more = true;
       return false;
     }
-    return true;
+    this.items.push(item);
+    this.keys.push(key);
+    return this.dir === 'older' || this.items.length < this.limit;
   }
 
   /**
-   * The page's cursor keys once the offers are done. Toward older events: next_cursor's is the
-   * continuation (null when the source ended), prev_cursor's the newest item (null on an empty page).
-   * Toward newer events: prev_cursor's is the continuation (the newest item, or the window's last
-   * examined one; the `watermark` polled, unchanged, when the page is empty and the source ended:
-   * nothing newer yet), next_cursor's the oldest item when `olderFollows` (the source holds an older
-   * event at or after since).
+   * The page's cursor keys once the offers are done. Toward older events: next_cursor's is the page's
+   * last (oldest) item when a further match was offered, prev_cursor's the newest item (null on an
+   * empty page). Toward newer events: prev_cursor's is the page's newest item, or the `watermark`
+   * polled, unchanged, when the page is empty (nothing newer yet); next_cursor's the oldest item when
+   * `olderFollows` (a match older than it lies at or after since).
    */
   cursorKeys(olderFollows: boolean, watermark?: SortKey): { next: SortKey | null; prev: SortKey | null } {
-    if (this.dir === 'older') return { next: this.cont, prev: this.keys[0] ?? null };
-    const newest = this.cont ?? this.keys[this.keys.length - 1] ?? watermark ?? null;
-    return { next: olderFollows ? (this.keys[0] ?? null) : null, prev: newest };
+    if (this.dir === 'older') return { next: this.more ? this.keys[this.keys.length - 1]! : null, prev: this.keys[0] ?? null };
+    return { next: olderFollows ? (this.keys[0] ?? null) : null, prev: this.keys[this.keys.length - 1] ?? watermark ?? null };
   }
 
   /** The key of the page's oldest item (null on an empty page). */

@@ -10,11 +10,8 @@ import {
   chartBucketFor,
   eventCursor,
   eventMeta,
-  eventPlan,
-  EVENT_WINDOW,
   FeedCollector,
   META_SCAN_MAX,
-  type EventPlan,
   feedKey,
   type FeedKey,
   type HourTypeCounts,
@@ -72,9 +69,6 @@ interface NonTypeFilters {
   since?: number;
   until?: number;
 }
-
-/** The window [since, until] of events.list. */
-type EventWindow = Pick<NonTypeFilters, 'since' | 'until'>;
 
 /** WHERE clauses of the non-type filters (entity filters and the window). */
 function nonTypeWhere(params: NonTypeFilters): Where {
@@ -135,60 +129,21 @@ function hourCounts(db: Db, params: ParamsOf<'events.list'>): HourTypeCounts | n
   return out;
 }
 
-/** Membership of the plan's source list (its partition) and the window [since, until]. */
-function sourceWhere(plan: EventPlan, params: EventWindow): Where {
-  const [family, value] = plan.partition;
-  const w: Where = { sql: [], args: [] };
-  if (family === 'type') {
-    w.sql.push('e.type = ?');
-    w.args.push(value);
-  } else if (family !== 'all') {
-    const only = nonTypeWhere({ [family!]: value });
-    w.sql.push(...only.sql);
-    w.args.push(...only.args);
-  }
-  const win = nonTypeWhere({ since: params.since, until: params.until });
-  return { sql: [...w.sql, ...win.sql], args: [...w.args, ...win.args] };
-}
-
-/** SQL of a plan's candidate test (an item of a wanted type) and full match, as 0/1 columns. */
-function planColumns(plan: EventPlan): Where {
-  const cand = plan.types === null ? '1' : `e.type IN (${[...plan.types].map(() => '?').join(', ')})`;
-  const candArgs = plan.types === null ? [] : [...plan.types];
-  const rest = nonTypeWhere({ seat: plan.seat, host: plan.host });
-  const match = [cand, ...rest.sql].join(' AND ');
-  return { sql: [`(${cand}) AS cand`, `(${match}) AS m`], args: [...candArgs, ...candArgs, ...rest.args] };
-}
-
 /** The feed's keyset, newest first (the declared order of events.list), and read toward newer events. */
 const OLDER_FIRST = keysetOf(routeOrder(ROUTES['events.list']), { observed_at: 'e.observed_at', id: 'e.id' });
 const NEWER_FIRST = reversed(OLDER_FIRST);
 
 /**
- * The source rows a page examines, in reading order: after the cursor (`older`: toward older events;
- * `newer`: after prev_cursor toward newer ones) — for windowed plans from the first candidate on, at
- * most EVENT_WINDOW of them; for plain plans the `limit` (+ 1 toward older events) nearest.
+ * The matches a page takes, in reading order: after the cursor (`older`: toward older events, the
+ * `limit` + 1 nearest, the last telling whether a next page exists) or after prev_cursor (`newer`:
+ * toward newer events, the `limit` nearest). Every filter in SQL, whatever list the shim reads.
  */
-function pageRows(db: Db, plan: EventPlan, params: EventWindow, dir: 'older' | 'newer', after: FeedKey | undefined, limit: number): Array<EventRow & { cand: number; m: number }> {
-  const src = sourceWhere(plan, params);
+function pageRows(db: Db, where: Where, dir: 'older' | 'newer', after: FeedKey | undefined, limit: number): EventRow[] {
   const keyset = dir === 'older' ? OLDER_FIRST : NEWER_FIRST;
-  const order = orderBySql(keyset);
-  let from = after === undefined ? null : afterSql(keyset, after);
-  if (plan.windowed && plan.types !== null) {
-    // The window starts at the first candidate after the cursor.
-    const cand = withTypes(src, [...plan.types]);
-    const first = db
-      .prepare(`SELECT e.observed_at, e.id FROM events e ${cond(cand, from ? [from.sql] : [])} ORDER BY ${order} LIMIT 1`)
-      .raw()
-      .get(...cand.args, ...(from?.args ?? [])) as FeedKey | undefined;
-    if (first === undefined) return [];
-    from = afterSql(keyset, first, { inclusive: true });
-  }
-  const cols = planColumns(plan);
-  const n = plan.windowed ? EVENT_WINDOW : dir === 'older' ? limit + 1 : limit;
+  const from = after === undefined ? null : afterSql(keyset, after);
   return db
-    .prepare(`SELECT ${COLS}, ${cols.sql.join(', ')} FROM events e ${cond(src, from ? [from.sql] : [])} ORDER BY ${order} LIMIT ?`)
-    .all(...cols.args, ...src.args, ...(from?.args ?? []), n) as Array<EventRow & { cand: number; m: number }>;
+    .prepare(`SELECT ${COLS} FROM events e ${cond(where, from ? [from.sql] : [])} ORDER BY ${orderBySql(keyset)} LIMIT ?`)
+    .all(...where.args, ...(from?.args ?? []), dir === 'older' ? limit + 1 : limit) as EventRow[];
 }
 
 export const eventsListQuery: QueryFn<'events.list'> = (db, params, nowMs) => {
@@ -196,18 +151,17 @@ export const eventsListQuery: QueryFn<'events.list'> = (db, params, nowMs) => {
   const types = params.type;
   const cursor = params.cursor;
   const prev = params.prev_cursor;
-  const plan = eventPlan({ types, host: params.host, seat: params.seat, participant: params.participant });
   const dir = prev ? 'newer' : 'older';
-  const collector = new FeedCollector<EventRow>(limit, plan.windowed, dir);
+  const where = withTypes(nonTypeWhere(params), types);
+  const collector = new FeedCollector<EventRow>(limit, dir);
   const from = prev ?? cursor;
-  for (const r of pageRows(db, plan, params, dir, from === undefined ? undefined : feedKey(from.key), limit)) {
-    if (!collector.offer(r, [r.observed_at, r.id], r.cand === 1, r.m === 1)) break;
+  for (const r of pageRows(db, where, dir, from === undefined ? undefined : feedKey(from.key), limit)) {
+    if (!collector.offer(r, [r.observed_at, r.id])) break;
   }
-  // Toward newer events, next_cursor needs an older event of the source at or after since.
+  // Toward newer events, next_cursor needs a match older than the page (inside the window: at or after since).
   const oldest = collector.oldestKey;
-  const src = sourceWhere(plan, { since: params.since });
   const older = dir === 'newer' && oldest !== null ? afterSql(OLDER_FIRST, oldest) : null;
-  const olderFollows = older !== null && db.prepare(`SELECT 1 FROM events e ${cond(src, [older.sql])} LIMIT 1`).get(...src.args, ...older.args) !== undefined;
+  const olderFollows = older !== null && db.prepare(`SELECT 1 FROM events e ${cond(where, [older.sql])} LIMIT 1`).get(...where.args, ...older.args) !== undefined;
   const { next, prev: newer } = collector.cursorKeys(olderFollows, prev?.key);
   const page: Record<string, unknown> = {
     items: collector.page.items.map((r) => globalEvent(db, r)),

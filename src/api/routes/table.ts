@@ -484,7 +484,7 @@ export const ROUTES = {
     path: '/v1/events',
     tag: 'events',
     summary: 'Change events',
-    description: 'Change events across the network, newest first, with the anomalies each triggered. `cursor` walks toward older events; `prev_cursor` returns the events just newer than it (live polling). A page filtered by two or more types, or by `type`, `seat` or `host` besides the list it reads, examines at most 101 events from the first event of a wanted type and may hold fewer than `limit`: follow the cursors until they are null.',
+    description: 'Change events across the network, newest first, with the anomalies each triggered. `cursor` walks toward older events; `prev_cursor` returns the events just newer than it (live polling; when nothing is newer, an empty page whose `prev_cursor` is the one polled). Pages are full under any filters: a page holds `limit` events whenever that many more match, and `next_cursor` is set exactly when more match.',
     params: {
       type: query(listType('event-types', enumItem(EVENT_TYPES, 'change-event types'), true), 'Comma-separated change-event types; a single value is valid.'),
       host: query(hostFilterType, 'Events relating to this hostname.'),

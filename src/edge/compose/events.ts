@@ -4,7 +4,7 @@ import { addHourCount, anomalyEntryMayMatch, anomalyFacetValue, isAnomalyFacet, 
 import { EVENT_TYPES } from '../../api/schemas/constants.js';
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
 import { ok, type ApiResult } from '../../api/result.js';
-import type { IndexEntry } from '../list-format.js';
+import { facetCount, type IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
 import type { ParamsOf } from '../../api/handlers.js';
 import { listComposer, type StoredList } from './scan.js';
@@ -90,44 +90,54 @@ const composeEvents: ComposeFn<'events.list'> = async (params, src): Promise<Api
   const f: EventFilters = { types: params.type, host: params.host, seat: params.seat, participant: params.participant, since: params.since, until: params.until };
   const plan = eventPlan(f);
   const dir = prev ? 'newer' : 'older';
-  const collector = new FeedCollector<StoredEvent>(limit, plan.windowed, dir);
+  const collector = new FeedCollector<StoredEvent>(limit, dir);
   const time = (k: SortKey): number => k[0] as number;
   const inSince = (k: SortKey): boolean => f.since === undefined || time(k) >= f.since;
   const inUntil = (k: SortKey): boolean => f.until === undefined || time(k) <= f.until;
   const types = plan.types;
-  const candidate = (s: StoredEvent): boolean => types === null || types.has(s.e.type);
-  const match = (s: StoredEvent): boolean => candidate(s) && (plan.seat === undefined || s.s.includes(plan.seat)) && (plan.host === undefined || s.e.related_hosts.includes(plan.host));
-  /** Before the window starts, entries without a wanted type hold no candidate: not read. */
-  const noCandidate = (e: IndexEntry): boolean => types !== null && !collector.inWindow && [...types].every((t) => (e.counts?.type?.[t] ?? 0) === 0);
-  /** Offers a walk's items to the collector while they lie inside [since, until] and it takes more. */
-  const collect = async (items: AsyncGenerator<{ key: SortKey; item: unknown }>, inRange: (k: SortKey) => boolean): Promise<void> => {
-    for await (const { key, item } of items) {
-      if (!inRange(key)) break;
-      const s = item as StoredEvent;
-      if (!collector.offer(s, key, candidate(s), match(s))) break;
-    }
-  };
+  const match = (s: StoredEvent): boolean =>
+    (types === null || types.has(s.e.type)) && (plan.seat === undefined || s.s.includes(plan.seat)) && (plan.host === undefined || s.e.related_hosts.includes(plan.host));
+  /**
+   * Entries without an event of a wanted type (by the index's per-entry `type` counts, the only counts
+   * event lists hold) hold no match: passed over unread. The seat or host left to match is not counted.
+   */
+  const noMatch = (e: IndexEntry): boolean => types !== null && e.counts?.type !== undefined && [...types].every((t) => facetCount(e.counts, 'type', t) === 0);
   const list = await src.list('events.list', plan.partition);
   let olderFollows = false;
   if (list !== null) {
-    const afterFrom = keysAfter(NEWEST_FIRST_DIRS, (prev ?? cursor)?.key);
-    if (dir === 'older') {
-      const items = list.scan({
+    /** The matches of a walk while its items lie inside `inRange` ([since, until]), until `take` returns false. */
+    const matches = async (items: AsyncGenerator<{ key: SortKey; item: unknown }>, inRange: (k: SortKey) => boolean, take: (s: StoredEvent, key: SortKey) => boolean): Promise<void> => {
+      for await (const { key, item } of items) {
+        if (!inRange(key)) break;
+        const s = item as StoredEvent;
+        if (match(s) && !take(s, key)) break;
+      }
+    };
+    /** Toward older events from `after` (exclusive; undefined: from the head): items at or before until. */
+    const olderItems = (after: SortKey | undefined): AsyncGenerator<{ key: SortKey; item: unknown }> => {
+      const afterFrom = keysAfter(NEWEST_FIRST_DIRS, after);
+      return list.scan({
         start: (k) => afterFrom(k) && inUntil(k),
         // Entries wholly older than since hold nothing for the page.
-        skip: (e) => !inSince(e.first) || noCandidate(e),
+        skip: (e) => !inSince(e.first) || noMatch(e),
       });
-      await collect(items, inSince);
-    } else {
+    };
+    if (dir === 'older') await matches(olderItems(cursor?.key), inSince, (s, key) => collector.offer(s, key));
+    else {
       const items = list.scanBackward({
         // Items newer than the watermark and at or after since, the nearest first.
         start: (k) => compareKeys(k, prev!.key, NEWEST_FIRST_DIRS) >= 0 || !inSince(k),
-        skip: (e) => !inUntil(e.last) || noCandidate(e),
+        skip: (e) => !inUntil(e.last) || noMatch(e),
       });
-      await collect(items, inUntil);
+      await matches(items, inUntil, (s, key) => collector.offer(s, key));
+      // next_cursor: a match older than the page's oldest item, at or after since.
       const oldest = collector.oldestKey;
-      const after = oldest === null ? null : await list.keyAfter(oldest);
-      olderFollows = after !== null && inSince(after);
+      if (oldest !== null) {
+        await matches(olderItems(oldest), inSince, () => {
+          olderFollows = true;
+          return false;
+        });
+      }
     }
   }
   const { next, prev: newer } = collector.cursorKeys(olderFollows, prev?.key);
