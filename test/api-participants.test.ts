@@ -506,6 +506,38 @@ describe('participants.list read cost with the default chunk settings', () => {
     sink.close();
   }, 120_000);
 
+  it('a walk passes over the index entries whose counts rule its filter out: the discovered participants (no name) in name order read only the chunks at the end of the list', async () => {
+    const readProd = async (p: string): Promise<Uint8Array | null> => {
+      try {
+        return new Uint8Array(fs.readFileSync(path.join(prodDir, p)));
+      } catch {
+        return null;
+      }
+    };
+    const discovered = db.prepare("SELECT count(*) FROM participant_list WHERE provenance = 'discovered'").pluck().get() as number;
+    const root = JSON.parse(fs.readFileSync(path.join(prodDir, listRootPath('participants.list', ['name.asc'])), 'utf8')) as { entries: unknown[] };
+    expect(root.entries.length, 'the name list spans several chunks').toBeGreaterThan(3);
+    let cursor: string | undefined;
+    let seen = 0;
+    for (;;) {
+      const target = `/v1/participants${qs({ provenance: 'discovered', sort: 'name.asc', limit: '200', cursor })}`;
+      const url = new URL(target, BASE);
+      const parsed = parseRequest(matchRoute(url.pathname)!.route, {}, url.searchParams, { now: nowMs });
+      if (!parsed.ok) throw new Error(target);
+      const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+      const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read: readProd, nowMs, stats });
+      const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
+      expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
+      const body = (composed.status === 200 ? composed.body : null) as { items: unknown[]; next_cursor: string | null };
+      seen += body.items.length;
+      // 200 items span at most 3 chunks of at least 128 (two, and the one whose next item tells that more follow).
+      expect(stats.chunks, target).toBeLessThanOrEqual(3);
+      if (body.next_cursor === null) break;
+      cursor = body.next_cursor;
+    }
+    expect(seen).toBe(discovered);
+  });
+
   it('random requests: the answer equals the oracle; at most 3 chunks (one more per extra value of a multi-valued small set) and 256 KiB', async () => {
     const readProd = async (p: string): Promise<Uint8Array | null> => {
       try {

@@ -38,7 +38,7 @@ export const DEFAULT_SORT: ParticipantSort = 'first_seen.desc';
  * Either way the page is the first `limit` matches after the cursor in list order: the oracle answers
  * it with one SQL query whatever the plan.
  */
-export const SMALL_SET_MAX = 256;
+export const SMALL_SET_MAX = 1024;
 /**
  * The participant lists' chunks hold at least this many items before a content-defined boundary
  * (src/render/lists.ts): a page of up to 200 items plus the one after it spans at most three chunks

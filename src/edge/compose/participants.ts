@@ -10,6 +10,7 @@ import type { ParticipantListItem, ParticipantView } from '../../api/schemas/ind
 import { CUBE_PATH, cubeCounts, FacetCounter, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
+import { facetCount, type IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
 import { listComposer, type StoredList } from './scan.js';
 import type { ComposeFn, Composers } from './types.js';
@@ -98,6 +99,19 @@ async function cubeCounter(p: ListParams, src: Source): Promise<FacetCounter> {
   return cubeCounts(cube, facetAccepts(p));
 }
 
+/**
+ * The main lists' index entries a walk passes over: those whose counts hold none of the accepted
+ * values of an active counted facet (MAIN_FACET_FIELDS). An entry without per-entry counts (a list
+ * written before they were kept) is read.
+ */
+function mainSkip(p: ListParams): ((e: IndexEntry) => boolean) | undefined {
+  const wanted = activeDimensions(p)
+    .filter((d) => (MAIN_FACET_FIELDS as readonly string[]).includes(d))
+    .map((d) => ({ d, values: acceptedValues(p, d) }));
+  if (wanted.length === 0) return undefined;
+  return (e) => e.counts !== undefined && wanted.some(({ d, values }) => values.every((v) => facetCount(e.counts, d, v) === 0));
+}
+
 /** A list request other than the default one (its exact file answers that: src/edge/compose/index.ts). */
 const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const order: OrderSpec = listOrder(p.sort);
@@ -157,7 +171,8 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     else candidates = (await Promise.all((await postingLists.get(plan.dim)!()).map(readAll))).flat();
     ({ items, nextKey, matches } = setPage(candidates, p, search, order));
   } else {
-    // The source list in the requested order from the cursor until the page is full (PageCollector).
+    // The source list in the requested order from the cursor until the page is full (PageCollector),
+    // past the index entries whose facet counts rule a filter out (the main lists count four facets).
     let source: ListReader | null;
     if (plan.source === 'main') source = main;
     else if (plan.source === 'trigram') source = rarestList;
@@ -165,7 +180,8 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const collector = new PageCollector(p, search, filterCounter?.total);
     if (source !== null && !collector.complete) {
       const start = keysAfter(dirs, p.cursor?.key);
-      for await (const { item, key } of source.scan({ start })) if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
+      const skip = source === main ? mainSkip(p) : undefined;
+      for await (const { item, key } of source.scan({ start, skip })) if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
     }
     items = collector.items;
     nextKey = collector.nextKey;

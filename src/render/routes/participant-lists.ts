@@ -53,7 +53,12 @@ const BATCH = 2000;
 
 type Layout = Pick<ListWriterOptions, 'minItems' | 'entryCounts'>;
 const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
-const MAIN_LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS, entryCounts: false };
+/**
+ * The main lists count their four facets per index entry (not only in the root): a walk passes over
+ * the entries whose counts rule a filter out (docs/snapshot-format.md "Participants"), e.g. the named
+ * participants before the discovered ones in name or country order.
+ */
+const MAIN_LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
 
 /** The value of an item in a posting dimension. */
 function postingValue(item: ParticipantListItem, dim: PostingDimension): string | null {
