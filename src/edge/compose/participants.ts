@@ -100,16 +100,28 @@ async function cubeCounter(p: ListParams, src: Source): Promise<FacetCounter> {
 }
 
 /**
- * The main lists' index entries a walk passes over: those whose counts hold none of the accepted
- * values of an active counted facet (MAIN_FACET_FIELDS). An entry without per-entry counts (a list
- * written before they were kept) is read.
+ * The main lists' index entries a walk passes over: those whose counts hold none of the values an
+ * active counted facet (MAIN_FACET_FIELDS) accepts. With the counts of the filter matches (`counter`)
+ * every counted facet also accepts only the values the matches hold, so a filter on smp or ap (which
+ * the lists do not count) passes over the entries without its participants' countries, schemes,
+ * registrations or provenances; a facet some match lacks a value of (a null country) rules nothing
+ * out. An entry without per-entry counts (a list written before they were kept) is read.
  */
-function mainSkip(p: ListParams): ((e: IndexEntry) => boolean) | undefined {
-  const wanted = activeDimensions(p)
-    .filter((d) => (MAIN_FACET_FIELDS as readonly string[]).includes(d))
-    .map((d) => ({ d, values: acceptedValues(p, d) }));
-  if (wanted.length === 0) return undefined;
-  return (e) => e.counts !== undefined && wanted.some(({ d, values }) => values.every((v) => facetCount(e.counts, d, v) === 0));
+function mainSkip(p: ListParams, counter: FacetCounter | null): ((e: IndexEntry) => boolean) | undefined {
+  const wanted = new Map<string, readonly string[]>();
+  for (const d of activeDimensions(p)) if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) wanted.set(d, acceptedValues(p, d));
+  if (counter !== null) {
+    const buckets = counter.buckets();
+    for (const d of MAIN_FACET_FIELDS) {
+      const held = buckets[d];
+      if (held.reduce((n, b) => n + b.count, 0) < counter.total) continue;
+      const values = held.map((b) => b.value);
+      const before = wanted.get(d);
+      wanted.set(d, before === undefined ? values : before.filter((v) => values.includes(v)));
+    }
+  }
+  if (wanted.size === 0) return undefined;
+  return (e) => e.counts !== undefined && [...wanted].some(([d, values]) => values.every((v) => facetCount(e.counts, d, v) === 0));
 }
 
 /** A list request other than the default one (its exact file answers that: src/edge/compose/index.ts). */
@@ -147,10 +159,14 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   }
   const plan = planList(p, search, rarest, postingTotals);
 
-  // A first page without a search counts its matches before its items (the facet cube): the count
-  // lets the walk stop once it holds them all.
+  // The counts of the filter matches (the facet cube or vectors), read before the items where they
+  // help the page: on a first page (its meta needs them anyway) they let a walk without a search stop
+  // once it holds every match, and on any page a walk of the main list with an smp or ap filter passes
+  // over the entries without its participants' facet values (mainSkip).
   const first = p.cursor === undefined;
-  const filterCounter = first && search === null ? await cubeCounter(p, src) : null;
+  const walksMain = plan.kind === 'walk' && plan.source === 'main';
+  const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || (walksMain && (p.smp !== undefined || p.ap !== undefined));
+  const filterCounter = wantCounter ? await cubeCounter(p, src) : null;
 
   let items: ParticipantListItem[];
   let nextKey: SortKey | null;
@@ -177,10 +193,10 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     if (plan.source === 'main') source = main;
     else if (plan.source === 'trigram') source = rarestList;
     else source = await src.list(LIST_ROUTE, postingPartition(plan.dim, plan.value));
-    const collector = new PageCollector(p, search, filterCounter?.total);
+    const collector = new PageCollector(p, search, search === null ? filterCounter?.total : undefined);
     if (source !== null && !collector.complete) {
       const start = keysAfter(dirs, p.cursor?.key);
-      const skip = source === main ? mainSkip(p) : undefined;
+      const skip = source === main ? mainSkip(p, filterCounter) : undefined;
       for await (const { item, key } of source.scan({ start, skip })) if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
     }
     items = collector.items;
