@@ -102,26 +102,37 @@ async function cubeCounter(p: ListParams, src: Source): Promise<FacetCounter> {
 /**
  * The main lists' index entries a walk passes over: those whose counts hold none of the values an
  * active counted facet (MAIN_FACET_FIELDS) accepts. With the counts of the filter matches (`counter`)
- * every counted facet also accepts only the values the matches hold, so a filter on smp or ap (which
+ * every counted facet also accepts only the values the matches hold, a null country included (an
+ * entry's null countries are its items less its counted countries), so a filter on smp or ap (which
  * the lists do not count) passes over the entries without its participants' countries, schemes,
- * registrations or provenances; a facet some match lacks a value of (a null country) rules nothing
- * out. An entry without per-entry counts (a list written before they were kept) is read.
+ * registrations or provenances. An entry without per-entry counts (a list written before they were
+ * kept) is read.
  */
 function mainSkip(p: ListParams, counter: FacetCounter | null): ((e: IndexEntry) => boolean) | undefined {
-  const wanted = new Map<string, readonly string[]>();
-  for (const d of activeDimensions(p)) if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) wanted.set(d, acceptedValues(p, d));
+  const wanted = new Map<string, { values: readonly string[]; nulls: boolean }>();
+  for (const d of activeDimensions(p)) if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) wanted.set(d, { values: acceptedValues(p, d), nulls: false });
   if (counter !== null) {
     const buckets = counter.buckets();
     for (const d of MAIN_FACET_FIELDS) {
       const held = buckets[d];
-      if (held.reduce((n, b) => n + b.count, 0) < counter.total) continue;
+      const nulls = held.reduce((n, b) => n + b.count, 0) < counter.total;
       const values = held.map((b) => b.value);
       const before = wanted.get(d);
-      wanted.set(d, before === undefined ? values : before.filter((v) => values.includes(v)));
+      wanted.set(d, before === undefined ? { values, nulls } : { values: before.values.filter((v) => values.includes(v)), nulls: false });
     }
   }
   if (wanted.size === 0) return undefined;
-  return (e) => e.counts !== undefined && [...wanted].some(([d, values]) => values.every((v) => facetCount(e.counts, d, v) === 0));
+  return (e) => {
+    if (e.counts === undefined) return false;
+    for (const [d, w] of wanted) {
+      if (!Object.hasOwn(e.counts, d)) continue; // not counted here: rules nothing out
+      let n = 0;
+      for (const v of w.values) n += facetCount(e.counts, d, v);
+      if (w.nulls) n += e.count - Object.values(e.counts[d]!).reduce((a, b) => a + b, 0);
+      if (n === 0) return true;
+    }
+    return false;
+  };
 }
 
 /** A list request other than the default one (its exact file answers that: src/edge/compose/index.ts). */
