@@ -241,3 +241,57 @@ function canonicalVector(v: FacetVector): FacetVector {
 
 /** Where the renderer writes the labels of the list's schemes: the facets of a search read whole label theirs from it. */
 export const SCHEME_LABELS_PATH = 'f/participants/scheme-labels.json';
+
+// ---------------------------------------------------------------------------------------------
+// Runs of the cell list
+
+/**
+ * A run of consecutive cube cells that a filter accepts: the cell list (plan.ts CELLS_PARTITION)
+ * holds their participants together, from `first` to `last` (cell tuples as the list's key prefix:
+ * null as ''), `count` of them from item `offset` of the list on.
+ */
+export interface CellRun {
+  first: string[];
+  last: string[];
+  count: number;
+  offset: number;
+}
+
+/**
+ * The runs of the cells whose facet values pass `accepts` (as cubeCounts), in cell order, which is
+ * the cell list's order: the cube sorts its cells by dictionary code per dimension in
+ * FACET_DIMENSIONS order, dictionaries are in code-point order and null (-1) comes first, as '' does.
+ */
+export function cellRuns(cube: FacetCube, accepts: Partial<Record<FacetDimension, readonly string[]>>): CellRun[] {
+  const accepted = FACET_DIMENSIONS.map((dim) => {
+    const want = accepts[dim];
+    if (want === undefined) return null;
+    const set = new Set(want);
+    return new Set(cube.values[dim].flatMap((v, i) => (set.has(v) ? [i] : [])));
+  });
+  const tuple = (c: number): string[] => FACET_DIMENSIONS.map((dim, d) => {
+    const code = cube.cells[c + d]!;
+    return code < 0 ? '' : cube.values[dim][code]!;
+  });
+  const runs: CellRun[] = [];
+  let open: CellRun | null = null;
+  let offset = 0;
+  const { cells } = cube;
+  for (let c = 0; c < cells.length; c += CUBE_STRIDE) {
+    const n = cells[c + FACET_DIMENSIONS.length]!;
+    let ok = true;
+    for (let d = 0; d < FACET_DIMENSIONS.length && ok; d++) {
+      const acc = accepted[d];
+      if (acc !== null && acc !== undefined && !acc.has(cells[c + d]!)) ok = false;
+    }
+    if (ok) {
+      if (open === null) runs.push((open = { first: tuple(c), last: tuple(c), count: n, offset }));
+      else {
+        open.last = tuple(c);
+        open.count += n;
+      }
+    } else open = null;
+    offset += n;
+  }
+  return runs;
+}

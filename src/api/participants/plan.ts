@@ -78,6 +78,25 @@ export const postingPartition = (dim: PostingDimension, value: string): string[]
 /** The identifier index: every participant keyed by [value, id] ascending. */
 export const ID_INDEX_PARTITION: readonly string[] = ['_ids'];
 export const ID_INDEX_DIRS: Direction[] = ['asc', 'asc'];
+/**
+ * The cell list: every participant clustered by its facet combination, in the facet cube's cell order
+ * (country, scheme, registered, provenance, smp, ap; null as ''), in the default order within a cell.
+ * A filter combination's matches are runs of it (facets.ts cellRuns): a sparse combination reads them
+ * whole and pages them in memory, in any order (docs/snapshot-format.md "Participants").
+ */
+export const CELLS_PARTITION: readonly string[] = ['_cells'];
+export const CELL_KEY_FIELDS = 6;
+export const CELLS_DIRS: Direction[] = ['asc', 'asc', 'asc', 'asc', 'asc', 'asc', 'desc', 'desc'];
+/** An item's key in the cell list: its cell, then its default-order key. */
+export function cellKey(item: ParticipantListItem): SortKey {
+  return [item.country ?? '', item.scheme, item.registered ? 'true' : 'false', item.provenance, item.smp ?? '', item.ap_seat_id ?? '', ...listKey(listOrder(DEFAULT_SORT), item)];
+}
+/**
+ * Items per chunk the shim assumes when it weighs a walk against reading a combination's runs: the
+ * participant lists' chunks hold at least LIST_CHUNK_MIN_ITEMS (140 measured at `peppol`).
+ */
+export const CHUNK_ITEMS_ESTIMATE = 140;
+
 /** Trigram posting list: participants whose folded name contains the trigram, in the default order. */
 export const trigramPartition = (trigram: string): string[] => ['_names', trigram];
 

@@ -2,12 +2,12 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, classifySearch, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
-import { CUBE_PATH, cubeCounts, FacetCounter, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
+import { CUBE_PATH, cellRuns, cubeCounts, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
@@ -78,7 +78,16 @@ function sumCounts(counts: Record<string, number> | undefined, values: readonly 
  * The count and facets of the filter matches (no search): a filter on one dimension sums its accepted
  * values' vectors, any other the facet cube's cells (src/api/participants/facets.ts).
  */
-async function cubeCounter(p: ListParams, src: Source): Promise<FacetCounter> {
+/** The facet cube, read at most once per request. */
+type CubeMemo = { cube?: FacetCube };
+async function readCube(src: Source, memo: CubeMemo): Promise<FacetCube> {
+  if (memo.cube !== undefined) return memo.cube;
+  const cube = await src.json<unknown>(CUBE_PATH);
+  if (!isFacetCube(cube)) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
+  return (memo.cube = cube);
+}
+
+async function cubeCounter(p: ListParams, src: Source, memo: CubeMemo): Promise<FacetCounter> {
   const dims = activeDimensions(p);
   // No filter: every participant, the sum of both `registered` values' vectors (two files of a few
   // dozen KB instead of the cube).
@@ -94,9 +103,56 @@ async function cubeCounter(p: ListParams, src: Source): Promise<FacetCounter> {
     }
     return counter;
   }
-  const cube = await src.json<unknown>(CUBE_PATH);
-  if (!isFacetCube(cube)) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
-  return cubeCounts(cube, facetAccepts(p));
+  return cubeCounts(await readCube(src, memo), facetAccepts(p));
+}
+
+/**
+ * Whether a main-list walk had better read the filter matches' runs of the cell list whole: the
+ * estimated chunks of each (a walk: `limit` + 1 matches at the matches' density along the list, as
+ * if uniform; the runs: the chunks their items span in the cell list), the runs when fewer. Only the
+ * reads differ: either way the page is the first `limit` matches after the cursor.
+ */
+async function cellRunsToRead(p: ListParams, src: Source, memo: CubeMemo, total: number, matches: number): Promise<CellRun[] | null> {
+  const walkChunks = ((p.limit + 1) * total) / Math.max(1, matches) / CHUNK_ITEMS_ESTIMATE;
+  if (walkChunks <= WALK_CHUNKS_CHEAP) return null;
+  const runs = cellRuns(await readCube(src, memo), facetAccepts(p));
+  let chunks = 0;
+  let lastChunk = -1;
+  for (const r of runs) {
+    const from = Math.max(Math.floor(r.offset / CHUNK_ITEMS_ESTIMATE), lastChunk + 1);
+    lastChunk = Math.floor((r.offset + r.count - 1) / CHUNK_ITEMS_ESTIMATE);
+    chunks += Math.max(0, lastChunk - from + 1) + 1; // and a seek into the run
+  }
+  return chunks < walkChunks ? runs : null;
+}
+
+/** A walk estimated at this many chunks or fewer is walked without weighing the cell list (no cube read). */
+const WALK_CHUNKS_CHEAP = 4;
+
+/** Every item of the cell list within the runs (and a few beside them in the chunks read) that matches the request. */
+async function readRuns(list: ListReader, runs: readonly CellRun[], p: ListParams, search: Search | null): Promise<ParticipantListItem[]> {
+  const dirs = CELLS_DIRS.slice(0, CELL_KEY_FIELDS);
+  const prefix = (k: SortKey): SortKey => k.slice(0, CELL_KEY_FIELDS);
+  const cmp = (a: SortKey, b: SortKey): number => compareKeys(a, b, dirs);
+  // An entry is read when its key range meets a run: the first run ending at or after its first key starts at or before its last.
+  const overlaps = (first: SortKey, last: SortKey): boolean => {
+    let lo = 0;
+    let hi = runs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cmp(runs[mid]!.last, first) >= 0) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo < runs.length && cmp(runs[lo]!.first, last) <= 0;
+  };
+  const end = runs[runs.length - 1]!.last;
+  const out: ParticipantListItem[] = [];
+  for await (const { item, key } of list.scan({ start: (k) => cmp(prefix(k), runs[0]!.first) >= 0, skip: (e) => !overlaps(prefix(e.first), prefix(e.last)) })) {
+    if (cmp(prefix(key), end) > 0) break;
+    const it = expandParticipant(item as StoredParticipant);
+    if (itemMatches(it, p, search)) out.push(it);
+  }
+  return out;
 }
 
 /**
@@ -172,16 +228,23 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
 
   // The counts of the filter matches (the facet cube or vectors), read before the items where they
   // help the page: on a first page (its meta needs them anyway) they let a walk without a search stop
-  // once it holds every match, and on any page a walk of the main list with an smp or ap filter passes
-  // over the entries without its participants' facet values (mainSkip).
+  // once it holds every match; on any page of a filtered walk of the main list or a posting list they
+  // weigh the walk against the cell list (cellRunsToRead), and a main-list walk passes over the entries
+  // without the matches' facet values (mainSkip).
   const first = p.cursor === undefined;
-  const walksMain = plan.kind === 'walk' && plan.source === 'main';
-  const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || (walksMain && (p.smp !== undefined || p.ap !== undefined));
-  const filterCounter = wantCounter ? await cubeCounter(p, src) : null;
+  // The items a filtered walk goes through: its source list's (a name search's trigram walk is not weighed).
+  const walked = plan.kind !== 'walk' || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? main.root.count : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
+  const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
+  const memo: CubeMemo = {};
+  const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
 
   let items: ParticipantListItem[];
   let nextKey: SortKey | null;
   let matches: ParticipantListItem[] = [];
+  // A sparse filter combination reads its runs of the cell list rather than walk (cellRunsToRead); a
+  // snapshot without the cell list is walked.
+  const runs = walked !== null && filterCounter !== null ? await cellRunsToRead(p, src, memo, walked, filterCounter.total) : null;
+  const cells = runs === null ? null : await src.list(LIST_ROUTE, CELLS_PARTITION);
   if (plan.kind === 'set') {
     let candidates: ParticipantListItem[];
     if (plan.source === 'ids') {
@@ -197,6 +260,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     } else if (plan.source === 'trigram') candidates = await readAll(rarestList);
     else candidates = (await Promise.all((await postingLists.get(plan.dim)!()).map(readAll))).flat();
     ({ items, nextKey, matches } = setPage(candidates, p, search, order));
+  } else if (runs !== null && cells !== null) {
+    // A sparse combination: its runs of the cell list, read whole and paged in memory.
+    ({ items, nextKey } = setPage(runs.length === 0 ? [] : await readRuns(cells, runs, p, search), p, search, order));
   } else {
     // The source list in the requested order from the cursor until the page is full (PageCollector),
     // past the index entries whose facet counts rule a filter out (the main lists count four facets).
@@ -222,7 +288,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       counter = new FacetCounter();
       for (const i of matches) counter.addItem(i);
       if (matches.length > 0) counter.label({ scheme: (await src.json<Record<string, string>>(SCHEME_LABELS_PATH)) ?? {} });
-    } else counter = filterCounter ?? (await cubeCounter(p, src));
+    } else counter = filterCounter ?? (await cubeCounter(p, src, memo));
     meta = listMeta(p, main.root.count, mode, counter);
   }
   return ok(listPage(p.sort, items, nextKey, meta));

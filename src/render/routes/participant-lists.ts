@@ -1,11 +1,14 @@
-// The lists of `/v1/participants`: the six main orders, the posting lists, the trigram lists and the
-// identifier index, and the first page at default parameters. A full build writes them streaming; an
+// The lists of `/v1/participants`: the six main orders, the posting lists, the trigram lists, the
+// identifier index and the cell list, and the first page at default parameters. A full build writes them streaming; an
 // incremental build patches them in place around the participants the change set names. Stated once
 // in docs/snapshot-format.md ("Participants") and docs/incremental.md ("Lists patched in place").
 import type { Direction, SortKey } from '../../api/sort-keys.js';
 import { compareKeys } from '../../api/sort-keys.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import {
+  CELLS_DIRS,
+  CELLS_PARTITION,
+  cellKey,
   DEFAULT_SORT,
   expandParticipant,
   facetValues,
@@ -227,6 +230,23 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     w.finish();
   }
 
+  // The cell list: clustered by facet combination in the cube's cell order (plan.ts CELLS_PARTITION).
+  // SQLite's BINARY order of the text columns is code-point order, as the key's; the writer checks it.
+  {
+    const w = ctx.list(LIST_ROUTE, CELLS_PARTITION, CELLS_DIRS, undefined, LAYOUT, true);
+    let prev: SortKey | null = null;
+    const sql = `SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY coalesce(country, ''), scheme, registered, provenance, coalesce(smp, ''), coalesce(ap_seat_id, ''), first_seen_at DESC, pid DESC`;
+    for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow>) {
+      const item = listItemOf(r, seatNames);
+      const key = cellKey(item);
+      if (prev !== null && compareKeys(prev, key, CELLS_DIRS) >= 0) throw new Error(`cell list out of order at ${JSON.stringify(key)}`);
+      w.add(storeParticipant(item), key);
+      prev = key;
+    }
+    w.finish();
+    lists++;
+  }
+
   // The trigrams left over: their (trigram, participant) pairs go into a plain temporary table
   // (appends), and one index built afterwards (SQLite's external sort) gives them in list order;
   // nothing participant-sized is held in memory (the temporary database is on disk while rendering).
@@ -288,6 +308,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
 
   const lists = new Map<string, ListChanges>();
   const changesOf = (partition: string[], dirs: Direction[], kind: 'main' | 'ids' | 'posting'): ListChanges => {
+    // 'ids': a list every participant is in (the identifier index, the cell list), kept when empty.
     const root = listRootPath(LIST_ROUTE, partition);
     let c = lists.get(root);
     if (c === undefined) {
@@ -310,6 +331,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     const key = listKey(dflt, item);
     for (const partition of postingPartitionsOf(item)) out.push({ list: changesOf(partition, dfltDirs, 'posting'), key });
     out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids'), key: [item.value, item.id] });
+    out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids'), key: cellKey(item) });
     for (const t of nameTrigramsOf(item)) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting'), key });
     return out;
   };
