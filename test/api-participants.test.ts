@@ -493,9 +493,28 @@ describe('participants.list', () => {
 });
 
 describe('participants.list read cost with the default chunk settings', () => {
-  // The lists rendered as `build` renders them by default (chunks of at most 1000 items and 64 KiB):
-  // a walk's window spans at most three chunks; a small candidate set is at most SMALL_SET_MAX items.
+  // The lists rendered as `build` renders them by default (chunks of at most 1000 items and 64 KiB).
   let prodDir: string;
+  const readProd = async (p: string): Promise<Uint8Array | null> => {
+    try {
+      return new Uint8Array(fs.readFileSync(path.join(prodDir, p)));
+    } catch {
+      return null;
+    }
+  };
+  /** A list page composed over these lists, equal to the oracle's, with what it read. */
+  async function prodPage(target: string): Promise<{ body: { items: Array<{ id: string }>; next_cursor: string | null }; stats: ReadStats }> {
+    const url = new URL(target, BASE);
+    const parsed = parseRequest(matchRoute(url.pathname)!.route, {}, url.searchParams, { now: nowMs });
+    if (!parsed.ok) throw new Error(target);
+    const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+    const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read: readProd, nowMs, stats });
+    const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
+    expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
+    expect(composed.status, target).toBe(200);
+    // A 200 answer of participants.list is a ParticipantListPage (checked against the oracle's bytes above).
+    return { body: (composed.status === 200 ? composed.body : null) as { items: Array<{ id: string }>; next_cursor: string | null }, stats };
+  }
   beforeAll(() => {
     prodDir = tempDir('participants-prod-');
     const sink = new DirectorySink(prodDir);
@@ -507,13 +526,6 @@ describe('participants.list read cost with the default chunk settings', () => {
   }, 120_000);
 
   it('a walk passes over the index entries whose counts rule its filter out: the discovered participants (no name) in name order read only the chunks at the end of the list', async () => {
-    const readProd = async (p: string): Promise<Uint8Array | null> => {
-      try {
-        return new Uint8Array(fs.readFileSync(path.join(prodDir, p)));
-      } catch {
-        return null;
-      }
-    };
     const discovered = db.prepare("SELECT count(*) FROM participant_list WHERE provenance = 'discovered'").pluck().get() as number;
     const root = JSON.parse(fs.readFileSync(path.join(prodDir, listRootPath('participants.list', ['name.asc'])), 'utf8')) as { entries: unknown[] };
     expect(root.entries.length, 'the name list spans several chunks').toBeGreaterThan(3);
@@ -521,14 +533,7 @@ describe('participants.list read cost with the default chunk settings', () => {
     let seen = 0;
     for (;;) {
       const target = `/v1/participants${qs({ provenance: 'discovered', sort: 'name.asc', limit: '200', cursor })}`;
-      const url = new URL(target, BASE);
-      const parsed = parseRequest(matchRoute(url.pathname)!.route, {}, url.searchParams, { now: nowMs });
-      if (!parsed.ok) throw new Error(target);
-      const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-      const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read: readProd, nowMs, stats });
-      const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
-      expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
-      const body = (composed.status === 200 ? composed.body : null) as { items: unknown[]; next_cursor: string | null };
+      const { body, stats } = await prodPage(target);
       seen += body.items.length;
       // 200 items span at most 3 chunks of at least 128 (two, and the one whose next item tells that more follow).
       expect(stats.chunks, target).toBeLessThanOrEqual(3);
@@ -539,13 +544,6 @@ describe('participants.list read cost with the default chunk settings', () => {
   });
 
   it('a sparse filter combination in any order reads its runs of the cell list, not the whole order: full pages, as the oracle, in a few chunks', async () => {
-    const readProd = async (p: string): Promise<Uint8Array | null> => {
-      try {
-        return new Uint8Array(fs.readFileSync(path.join(prodDir, p)));
-      } catch {
-        return null;
-      }
-    };
     // Two values of over SMALL_SET_MAX participants each (no small set), rarely together.
     const pair = db.prepare("SELECT country, count(*) AS n FROM participant_list WHERE registered = 0 AND country IN (SELECT country FROM participant_list GROUP BY 1 HAVING count(*) > ?) GROUP BY 1 ORDER BY n DESC LIMIT 1").get(SMALL_SET_MAX) as { country: string; n: number } | undefined;
     expect(pair, 'a country of over SMALL_SET_MAX participants with unregistered ones').toBeDefined();
@@ -555,14 +553,7 @@ describe('participants.list read cost with the default chunk settings', () => {
         const seen: string[] = [];
         for (;;) {
           const target = `/v1/participants${qs({ country: pair!.country, registered: 'false', sort, limit: String(limit), cursor })}`;
-          const url = new URL(target, BASE);
-          const parsed = parseRequest(matchRoute(url.pathname)!.route, {}, url.searchParams, { now: nowMs });
-          if (!parsed.ok) throw new Error(target);
-          const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-          const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read: readProd, nowMs, stats });
-          const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
-          expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
-          const body = (composed.status === 200 ? composed.body : null) as { items: Array<{ id: string }>; next_cursor: string | null };
+          const { body, stats } = await prodPage(target);
           seen.push(...body.items.map((i) => i.id));
           // The unregistered Belgians lie in a handful of runs of the cell list (one per scheme and provenance).
           expect(stats.chunks, target).toBeLessThanOrEqual(6);
@@ -576,13 +567,6 @@ describe('participants.list read cost with the default chunk settings', () => {
   });
 
   it('random requests: the answer equals the oracle; at most 3 chunks (one more per extra value of a multi-valued small set) and 256 KiB', async () => {
-    const readProd = async (p: string): Promise<Uint8Array | null> => {
-      try {
-        return new Uint8Array(fs.readFileSync(path.join(prodDir, p)));
-      } catch {
-        return null;
-      }
-    };
     let worst = { chunks: 0, bytes: 0, target: '' };
     await fc.assert(
       fc.asyncProperty(listArb, fc.nat(), async (q, hop) => {
