@@ -18,8 +18,8 @@ import fs from 'node:fs';
 import { CUBE_PATH, CUBE_STRIDE, FACET_DIMENSIONS, type FacetCube, type FacetDimension } from '../src/api/participants/facets.js';
 import { PARTICIPANT_SORTS } from '../src/api/schemas/index.js';
 import { createResolve } from '../src/edge/resolve.js';
-import type { FileReader } from '../src/edge/types.js';
 import { directoryReader } from '../src/serve/index.js';
+import { countingReader, dist } from './reads.js';
 
 export interface WalkBenchOptions {
   out: string;
@@ -53,30 +53,6 @@ export interface WalkResult {
   /** A complete walk's pages equal max(1, ⌈items / limit⌉). */
   pages_as_expected: boolean | null;
   requests: RequestCost[];
-}
-
-const isChunk = (b: Uint8Array): boolean => b[0] === 0x7b && b[1] === 0x22 && b[2] === 0x6b && b[3] === 0x65 && b[4] === 0x79 && b[5] === 0x73; // {"keys
-
-function counting(inner: FileReader): { reader: FileReader; take(): Omit<RequestCost, 'cpu_ms'> } {
-  let c = { files: 0, bytes: 0, chunks: 0 };
-  return {
-    reader: {
-      async read(p) {
-        const b = await inner.read(p);
-        if (b === null || p === 'snapshot.json') return b;
-        c.files++;
-        c.bytes += b.length;
-        if (p.startsWith('c/') && isChunk(b)) c.chunks++;
-        return b;
-      },
-      readPrefix: inner.readPrefix ? (p, n) => inner.readPrefix!(p, n) : undefined,
-    },
-    take() {
-      const r = c;
-      c = { files: 0, bytes: 0, chunks: 0 };
-      return r;
-    },
-  };
 }
 
 /** Values of each dimension with their participant counts, most common first (from the cube). */
@@ -157,7 +133,7 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
   if (longer) queries.push({ group: 'search: 5–8 letters', q: { q: longer } });
   queries.push({ group: 'search: no match', q: { q: 'zzqxv' } });
 
-  const c = counting(directoryReader(out));
+  const c = countingReader(directoryReader(out));
   const resolve = createResolve({});
   const walks: WalkResult[] = [];
   let turn = 0;
@@ -171,11 +147,12 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
       let cursor: string | null = null;
       for (;;) {
         const url = cursor === null ? url0 : `/v1/participants?${new URLSearchParams({ ...base, cursor }).toString()}`;
-        c.take();
+        c.begin();
         const cpu0 = process.cpuUsage();
         const a = await resolve({ url: new URL(`http://bench.invalid${url}`), routeId: null }, c.reader);
         const cpu = process.cpuUsage(cpu0);
-        w.requests.push({ ...c.take(), cpu_ms: (cpu.user + cpu.system) / 1000 });
+        const { files, bytes, chunks } = c.end();
+        w.requests.push({ files, bytes, chunks, cpu_ms: (cpu.user + cpu.system) / 1000 });
         if (a.status !== 200) throw new Error(`${url}: ${a.status}`);
         const body = JSON.parse(new TextDecoder().decode(a.body)) as { items: unknown[]; next_cursor: string | null; meta?: { filter_count: number | null } };
         w.pages++;
@@ -198,13 +175,6 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
     }
   }
   return { walks, summary: summariseWalks(walks) };
-}
-
-function dist(xs: number[]): { p50: number; p99: number; max: number } {
-  if (xs.length === 0) return { p50: 0, p99: 0, max: 0 };
-  const s = [...xs].sort((a, b) => a - b);
-  const q = (f: number) => s[Math.min(s.length - 1, Math.floor(f * (s.length - 1) + 0.5))]!;
-  return { p50: q(0.5), p99: q(0.99), max: s[s.length - 1]! };
 }
 
 /** Per query group: requests, files / bytes / chunks / CPU (median, p99, max), short pages, walks as expected. */

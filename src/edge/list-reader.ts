@@ -26,7 +26,7 @@ export class SnapshotFormatError extends Error {}
 const dec = new TextDecoder();
 
 /** The first index in [0, n) where pred is true (n when none), for a predicate monotone over indexes. */
-function firstTrue(n: number, pred: (i: number) => boolean): number {
+export function firstTrue(n: number, pred: (i: number) => boolean): number {
   let lo = 0;
   let hi = n;
   while (lo < hi) {

@@ -141,25 +141,32 @@ export function isFacetCube(x: unknown): x is FacetCube {
 }
 
 /**
+ * Whether the cube's cell at offset `c` of `cells` passes `accepts` (per dimension: the accepted
+ * values, or undefined for no filter on it; a null value passes no filter).
+ */
+function cellFilter(cube: FacetCube, accepts: Partial<Record<FacetDimension, readonly string[]>>): (c: number) => boolean {
+  // Per filtered dimension, the accepted dictionary codes.
+  const accepted: Array<[d: number, codes: Set<number>]> = [];
+  FACET_DIMENSIONS.forEach((dim, d) => {
+    const want = accepts[dim];
+    if (want === undefined) return;
+    const set = new Set(want);
+    accepted.push([d, new Set(cube.values[dim].flatMap((v, i) => (set.has(v) ? [i] : [])))]);
+  });
+  return (c) => accepted.every(([d, codes]) => codes.has(cube.cells[c + d]!));
+}
+
+/**
  * The count and facets of the participants whose facet values pass `accepts` (per dimension: the
  * accepted values, or undefined for no filter on it).
  */
 export function cubeCounts(cube: FacetCube, accepts: Partial<Record<FacetDimension, readonly string[]>>): FacetCounter {
-  // Per dimension, the accepted dictionary codes (null: every code, -1 included).
-  const accepted = FACET_DIMENSIONS.map((dim) => {
-    const want = accepts[dim];
-    if (want === undefined) return null;
-    const set = new Set(want);
-    return new Set(cube.values[dim].flatMap((v, i) => (set.has(v) ? [i] : [])));
-  });
+  const passes = cellFilter(cube, accepts);
   const counter = new FacetCounter();
   counter.label(cube.labels);
   const { cells } = cube;
-  cells: for (let c = 0; c < cells.length; c += CUBE_STRIDE) {
-    for (let d = 0; d < FACET_DIMENSIONS.length; d++) {
-      const acc = accepted[d];
-      if (acc !== null && acc !== undefined && !acc.has(cells[c + d]!)) continue cells;
-    }
+  for (let c = 0; c < cells.length; c += CUBE_STRIDE) {
+    if (!passes(c)) continue;
     const at = (d: number): string | null => {
       const code = cells[c + d]!;
       return code < 0 ? null : cube.values[FACET_DIMENSIONS[d]!][code]!;
@@ -263,12 +270,7 @@ export interface CellRun {
  * FACET_DIMENSIONS order, dictionaries are in code-point order and null (-1) comes first, as '' does.
  */
 export function cellRuns(cube: FacetCube, accepts: Partial<Record<FacetDimension, readonly string[]>>): CellRun[] {
-  const accepted = FACET_DIMENSIONS.map((dim) => {
-    const want = accepts[dim];
-    if (want === undefined) return null;
-    const set = new Set(want);
-    return new Set(cube.values[dim].flatMap((v, i) => (set.has(v) ? [i] : [])));
-  });
+  const passes = cellFilter(cube, accepts);
   const tuple = (c: number): string[] => FACET_DIMENSIONS.map((dim, d) => {
     const code = cube.cells[c + d]!;
     return code < 0 ? '' : cube.values[dim][code]!;
@@ -279,12 +281,7 @@ export function cellRuns(cube: FacetCube, accepts: Partial<Record<FacetDimension
   const { cells } = cube;
   for (let c = 0; c < cells.length; c += CUBE_STRIDE) {
     const n = cells[c + FACET_DIMENSIONS.length]!;
-    let ok = true;
-    for (let d = 0; d < FACET_DIMENSIONS.length && ok; d++) {
-      const acc = accepted[d];
-      if (acc !== null && acc !== undefined && !acc.has(cells[c + d]!)) ok = false;
-    }
-    if (ok) {
+    if (passes(c)) {
       if (open === null) runs.push((open = { first: tuple(c), last: tuple(c), count: n, offset }));
       else {
         open.last = tuple(c);

@@ -9,7 +9,7 @@ import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
 import { CUBE_PATH, cellRuns, cubeCounts, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
-import { composePage, ListReader, SnapshotFormatError } from '../list-reader.js';
+import { composePage, firstTrue, ListReader, SnapshotFormatError } from '../list-reader.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
 import { listComposer, type StoredList } from './scan.js';
@@ -74,12 +74,8 @@ function sumCounts(counts: Record<string, number> | undefined, values: readonly 
   return n;
 }
 
-/**
- * The count and facets of the filter matches (no search): a filter on one dimension sums its accepted
- * values' vectors, any other the facet cube's cells (src/api/participants/facets.ts).
- */
-/** The facet cube, read at most once per request. */
-type CubeMemo = { cube?: FacetCube };
+/** What a request derives from the facet cube, each at most once: the cube, the filter's runs of the cell list. */
+type CubeMemo = { cube?: FacetCube; runs?: { runs: CellRun[]; chunks: number } };
 async function readCube(src: Source, memo: CubeMemo): Promise<FacetCube> {
   if (memo.cube !== undefined) return memo.cube;
   const cube = await src.json<unknown>(CUBE_PATH);
@@ -87,6 +83,17 @@ async function readCube(src: Source, memo: CubeMemo): Promise<FacetCube> {
   return (memo.cube = cube);
 }
 
+/** The filter's runs of the cell list (cellRuns) and the chunks they span (runsChunks). */
+async function filterRuns(p: ListParams, src: Source, memo: CubeMemo): Promise<{ runs: CellRun[]; chunks: number }> {
+  if (memo.runs !== undefined) return memo.runs;
+  const runs = cellRuns(await readCube(src, memo), facetAccepts(p));
+  return (memo.runs = { runs, chunks: runsChunks(runs) });
+}
+
+/**
+ * The count and facets of the filter matches (no search): a filter on one dimension sums its accepted
+ * values' vectors, any other the facet cube's cells (src/api/participants/facets.ts).
+ */
 async function cubeCounter(p: ListParams, src: Source, memo: CubeMemo): Promise<FacetCounter> {
   const dims = activeDimensions(p);
   // No filter: every participant, the sum of both `registered` values' vectors (two files of a few
@@ -116,8 +123,7 @@ async function cubeCounter(p: ListParams, src: Source, memo: CubeMemo): Promise<
 async function cellRunsToRead(p: ListParams, src: Source, memo: CubeMemo, total: number, matches: number): Promise<CellRun[] | null> {
   const walkChunks = ((p.limit + 1) * total) / Math.max(1, matches) / CHUNK_ITEMS_ESTIMATE;
   if (walkChunks <= WALK_CHUNKS_CHEAP) return null;
-  const runs = cellRuns(await readCube(src, memo), facetAccepts(p));
-  const chunks = runsChunks(runs);
+  const { runs, chunks } = await filterRuns(p, src, memo);
   return chunks <= CELL_CHUNKS_MAX && chunks < walkChunks ? runs : null;
 }
 
@@ -148,8 +154,7 @@ async function walkFallback(
   let best: { chunks: number; read: () => Promise<ParticipantListItem[]> } | null = null;
   if (rarest !== null) best = { chunks: Math.ceil(rarest.count / CHUNK_ITEMS_ESTIMATE) + 1, read: () => readAll(rarest.list) };
   if (activeDimensions(p).length > 0) {
-    const runs = cellRuns(await readCube(src, memo), facetAccepts(p));
-    const chunks = runsChunks(runs);
+    const { runs, chunks } = await filterRuns(p, src, memo);
     if (best === null || chunks < best.chunks) {
       const cells = await src.list(LIST_ROUTE, CELLS_PARTITION);
       if (cells !== null) best = { chunks, read: async () => (runs.length === 0 ? [] : readRuns(cells, runs, p, search)) };
@@ -179,14 +184,8 @@ async function readRuns(list: ListReader, runs: readonly CellRun[], p: ListParam
   const cmp = (a: SortKey, b: SortKey): number => compareKeys(a, b, dirs);
   // An entry is read when its key range meets a run: the first run ending at or after its first key starts at or before its last.
   const overlaps = (first: SortKey, last: SortKey): boolean => {
-    let lo = 0;
-    let hi = runs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (cmp(runs[mid]!.last, first) >= 0) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo < runs.length && cmp(runs[lo]!.first, last) <= 0;
+    const i = firstTrue(runs.length, (x) => cmp(runs[x]!.last, first) >= 0);
+    return i < runs.length && cmp(runs[i]!.first, last) <= 0;
   };
   const end = runs[runs.length - 1]!.last;
   const out: ParticipantListItem[] = [];
@@ -327,7 +326,8 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
         if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
         const read = source.stats.chunks - from;
         if (read < FALLBACK_CHECK_CHUNKS) continue;
-        if (fallback === undefined) fallback = await walkFallback(p, search, src, memo, source === rarestList || rarestList === null || rarest === null ? null : { count: rarest.count, list: rarestList });
+        // The rarest trigram's list is a fallback unless it is what the walk reads.
+        if (fallback === undefined) fallback = await walkFallback(p, search, src, memo, rarest !== null && rarestList !== null && source !== rarestList ? { count: rarest.count, list: rarestList } : null);
         if (fallback !== null && read >= fallback.chunks) {
           switched = true;
           break;
