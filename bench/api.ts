@@ -30,6 +30,7 @@ import { CHURN_CATEGORIES, DETECTORS, EVENT_TYPES, GRADES, INCIDENT_STATUSES, PA
 import type { Chunk, IndexNode, ListRoot } from '../src/edge/list-format.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { createResolve, SNAPSHOT_INFO_PATH } from '../src/edge/resolve.js';
+import { inflateSync } from '../src/serve/inflate.js';
 import type { FileReader } from '../src/edge/types.js';
 import { directoryReader } from '../src/serve/index.js';
 import { benchParticipantWalks, walksMarkdown } from './participant-walks.js';
@@ -546,7 +547,7 @@ export async function benchReadCost(o: ApiBenchOptions, log: (s: string) => void
 
   const counting = countingReader(directoryReader(out));
   const lastStats: { v: ReadStats | null } = { v: null };
-  const resolve = createResolve({ onStats: (_route, s) => (lastStats.v = { ...s }) });
+  const resolve = createResolve({ onStats: (_route, s) => (lastStats.v = { ...s }), inflate: inflateSync });
   const byRoute = new Map<string, Sample[]>();
   const budgetRoutes: string[] = [];
   const n = Math.max(1, Math.min(MAX_REQUESTS, o.requests));

@@ -19,6 +19,7 @@ import { CUBE_PATH, CUBE_STRIDE, FACET_DIMENSIONS, type FacetCube, type FacetDim
 import { PARTICIPANT_SORTS } from '../src/api/schemas/index.js';
 import { createResolve } from '../src/edge/resolve.js';
 import { directoryReader } from '../src/serve/index.js';
+import { inflateSync } from '../src/serve/inflate.js';
 import { countingReader, dist } from './reads.js';
 
 export interface WalkBenchOptions {
@@ -34,7 +35,9 @@ export interface WalkBenchOptions {
 
 interface RequestCost {
   files: number;
+  /** Bytes as stored (transferred); `decoded`: after decoding gzip (parsed). */
   bytes: number;
+  decoded: number;
   chunks: number;
   cpu_ms: number;
 }
@@ -134,7 +137,8 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
   queries.push({ group: 'search: no match', q: { q: 'zzqxv' } });
 
   const c = countingReader(directoryReader(out));
-  const resolve = createResolve({});
+  let decoded = 0;
+  const resolve = createResolve({ inflate: inflateSync, onStats: (_route, st) => (decoded = st.decoded) });
   const walks: WalkResult[] = [];
   let turn = 0;
   for (const sort of PARTICIPANT_SORTS) {
@@ -148,11 +152,12 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
       for (;;) {
         const url = cursor === null ? url0 : `/v1/participants?${new URLSearchParams({ ...base, cursor }).toString()}`;
         c.begin();
+        decoded = 0;
         const cpu0 = process.cpuUsage();
         const a = await resolve({ url: new URL(`http://bench.invalid${url}`), routeId: null }, c.reader);
         const cpu = process.cpuUsage(cpu0);
         const { files, bytes, chunks } = c.end();
-        w.requests.push({ files, bytes, chunks, cpu_ms: (cpu.user + cpu.system) / 1000 });
+        w.requests.push({ files, bytes, decoded, chunks, cpu_ms: (cpu.user + cpu.system) / 1000 });
         if (a.status !== 200) throw new Error(`${url}: ${a.status}`);
         const body = JSON.parse(new TextDecoder().decode(a.body)) as { items: unknown[]; next_cursor: string | null; meta?: { filter_count: number | null } };
         w.pages++;
@@ -189,6 +194,7 @@ export function summariseWalks(walks: WalkResult[]) {
       requests: reqs.length,
       files: dist(reqs.map((r) => r.files)),
       bytes: dist(reqs.map((r) => r.bytes)),
+      decoded: dist(reqs.map((r) => r.decoded)),
       chunks: dist(reqs.map((r) => r.chunks)),
       cpu_ms: dist(reqs.map((r) => Math.round(r.cpu_ms * 100) / 100)),
       short_pages: ws.reduce((n, w) => n + w.short, 0),
@@ -205,11 +211,11 @@ const kib = (b: number): string => (b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFi
 /** The walks' markdown table (docs/benchmarks.md). */
 export function walksMarkdown(s: ReturnType<typeof summariseWalks>): string {
   const lines = [
-    '| query group | walks (complete, as expected) | requests | within 8 files and 1 MiB | files p50 / p99 / max | bytes p50 / p99 / max | chunks p50 / max | CPU ms p50 / p99 / max | short pages |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| query group | walks (complete, as expected) | requests | within 8 files and 1 MiB | files p50 / p99 / max | bytes p50 / p99 / max (stored) | decoded p50 / p99 / max | chunks p50 / max | CPU ms p50 / p99 / max | short pages |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   const line = (name: string, r: ReturnType<typeof summariseWalks>['all']) =>
-    `| ${name} | ${r.walks} (${r.complete_walks}, ${r.complete_as_expected}) | ${r.requests} | ${r.within_budget} | ${r.files.p50} / ${r.files.p99} / ${r.files.max} | ${kib(r.bytes.p50)} / ${kib(r.bytes.p99)} / ${kib(r.bytes.max)} | ${r.chunks.p50} / ${r.chunks.max} | ${r.cpu_ms.p50} / ${r.cpu_ms.p99} / ${r.cpu_ms.max} | ${r.short_pages} |`;
+    `| ${name} | ${r.walks} (${r.complete_walks}, ${r.complete_as_expected}) | ${r.requests} | ${r.within_budget} | ${r.files.p50} / ${r.files.p99} / ${r.files.max} | ${kib(r.bytes.p50)} / ${kib(r.bytes.p99)} / ${kib(r.bytes.max)} | ${kib(r.decoded.p50)} / ${kib(r.decoded.p99)} / ${kib(r.decoded.max)} | ${r.chunks.p50} / ${r.chunks.max} | ${r.cpu_ms.p50} / ${r.cpu_ms.p99} / ${r.cpu_ms.max} | ${r.short_pages} |`;
   for (const [g, r] of Object.entries(s.groups)) lines.push(line(g, r));
   lines.push(line('**all**', s.all));
   return lines.join('\n');

@@ -29,6 +29,7 @@ import type { FileReader } from '../src/edge/types.js';
 import { runBuild } from '../src/render/build.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { oracleAnswer, snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
+import { readStoredJson } from '../src/render/stored.js';
 
 type Json = Record<string, unknown>;
 const KIB = 1024;
@@ -80,8 +81,8 @@ function listFiles(rootPath: string): number {
   const file = path.join(out, rootPath);
   if (!fs.existsSync(file)) return 1;
   const below = (level: number, entries: ReadonlyArray<{ path: string }>): number =>
-    level === 0 ? entries.length : entries.reduce((n, e) => n + 1 + below(level - 1, (JSON.parse(fs.readFileSync(path.join(out, e.path), 'utf8')) as IndexNode).entries), 0);
-  const root = JSON.parse(fs.readFileSync(file, 'utf8')) as ListRoot;
+    level === 0 ? entries.length : entries.reduce((n, e) => n + 1 + below(level - 1, (readStoredJson(path.join(out, e.path)) as IndexNode).entries), 0);
+  const root = readStoredJson(file) as ListRoot;
   return 1 + below(root.level, root.entries);
 }
 const EVENT_READS =
@@ -135,11 +136,11 @@ function walkFiles(): { files: number; bytes: number } {
         const abs = path.join(out, e.path);
         all.files++;
         all.bytes += fs.statSync(abs).size;
-        const node = JSON.parse(fs.readFileSync(abs, 'utf8')) as Partial<IndexNode>;
+        const node = readStoredJson(abs) as Partial<IndexNode>;
         if (node.entries !== undefined) visit(node.entries);
       }
     };
-    visit((JSON.parse(fs.readFileSync(path.join(out, listRootPath('participants.list', [sort])), 'utf8')) as ListRoot).entries);
+    visit((readStoredJson(path.join(out, listRootPath('participants.list', [sort]))) as ListRoot).entries);
     if (all.bytes > most.bytes) most = all;
   }
   return most;
@@ -532,7 +533,7 @@ const WORST: Record<RouteId, () => string[]> = {
       .sort((a, b) => b.size - a.size)
       .slice(0, 5);
     // Each file is a participant's record.
-    return files.map(({ f }) => `/v1/participants/${enc((JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as { participant: { id: string } }).participant.id)}`);
+    return files.map(({ f }) => `/v1/participants/${enc((readStoredJson(path.join(dir, f)) as { participant: { id: string } }).participant.id)}`);
   },
   'participants.events': () =>
     most('SELECT p.pid FROM events e JOIN participants p ON p.id = e.participant_id GROUP BY p.id ORDER BY count(*) DESC, 1', 5).flatMap((id) => [

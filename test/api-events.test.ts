@@ -29,6 +29,7 @@ import { EVENTS_RENDERERS } from '../src/render/routes/events.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
+import { readStoredJson } from '../src/render/stored.js';
 
 const ROUTE_IDS = ['events.list', 'anomalies.list', 'anomalies.detail'] as const;
 
@@ -80,7 +81,7 @@ async function both(id: RouteId, pathParams: Record<string, string>, query: stri
   const route = ROUTES[id];
   const instance = route.path.replace(/\{([^}]+)\}/g, (_m, n: string) => pathParams[n] ?? '');
   const parsed = parseRequest(route, pathParams, new URLSearchParams(query), { now: nowMs });
-  const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
   let oracle: ApiResult;
   let composed: ApiResult;
   if (!parsed.ok) oracle = composed = paramErrorsOf(parsed.errors);
@@ -89,8 +90,8 @@ async function both(id: RouteId, pathParams: Record<string, string>, query: stri
     oracle = runQuery(id, db, params, nowMs);
     composed = await compose(ROUTES[id], params, { read, nowMs, stats });
   }
-  const m = maxStats[id] ?? { files: 0, bytes: 0, chunks: 0 };
-  maxStats[id] = { files: Math.max(m.files, stats.files), bytes: Math.max(m.bytes, stats.bytes), chunks: Math.max(m.chunks, stats.chunks) };
+  const m = maxStats[id] ?? { files: 0, bytes: 0, decoded: 0, chunks: 0 };
+  maxStats[id] = { files: Math.max(m.files, stats.files), bytes: Math.max(m.bytes, stats.bytes), decoded: Math.max(m.decoded, stats.decoded), chunks: Math.max(m.chunks, stats.chunks) };
   const body = finished(oracle, instance);
   const schema = oracle.status === 200 ? RESOURCE_SCHEMAS[route.response] : RESOURCE_SCHEMAS.Problem;
   const v = schema.safeParse(body);
@@ -627,7 +628,7 @@ describe('read cost at the default chunk sizes (1000 items, 64 KB)', () => {
       const parsed = parseRequest(ROUTES[id], {}, new URLSearchParams(q), { now: nowMs });
       if (!parsed.ok) throw new Error(q);
       const params = parsed.params as Record<string, unknown>;
-      const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+      const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
       const composed = await compose(ROUTES[id], params, { read: readDefault, nowMs, stats });
       expect(jsonText(finished(composed, '/'))).toBe(jsonText(finished(runQuery(id, db, params, nowMs), '/')));
       if (process.env.DEBUG_COST) console.log(q, JSON.stringify(stats));
@@ -649,7 +650,7 @@ describe('what an event page reads at the default chunk sizes: 3 chunks when eve
     /** A list root as the renderer writes it (src/edge/list-format.ts); null when the partition has no list. */
     const rootOf = (partition: string[]): ListRoot | null => {
       const p = path.join(dir, listRootPath('events.list', partition));
-      return fs.existsSync(p) ? (JSON.parse(fs.readFileSync(p, 'utf8')) as ListRoot) : null;
+      return fs.existsSync(p) ? (readStoredJson(p) as ListRoot) : null;
     };
     const root = rootOf(['all'])!;
     // The feed spans several chunks (else the bound would hold trivially); chunks hold at least
@@ -709,7 +710,7 @@ describe('what an event page reads at the default chunk sizes: 3 chunks when eve
             const parsed = parseRequest(ROUTES['events.list'], {}, q, { now: nowMs });
             if (!parsed.ok) throw new Error(target);
             const params = parsed.params as Record<string, unknown>;
-            const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+            const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
             const composed = await compose(ROUTES['events.list'], params, { read: readDefault, nowMs, stats });
             expect(jsonText(finished(composed, '/')), target).toBe(jsonText(finished(runQuery('events.list', db, params, nowMs), '/')));
             const first = cursor === null;
@@ -835,7 +836,7 @@ async function anomalyAnswer(adb: Db, dir: string, q: URLSearchParams): Promise<
   if (!parsed.ok) throw new Error(q.toString());
   // The canonical parameters of the route, as the composers and the oracle take them.
   const params = parsed.params as Record<string, unknown>;
-  const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
   const readDir = async (p: string): Promise<Uint8Array | null> => {
     try {
       return new Uint8Array(fs.readFileSync(path.join(dir, p)));
@@ -967,7 +968,7 @@ describe('anomaly pages under every filter combination are full and read at most
 
   it('every value of every filter, alone and combined, at limits 1, 7 and 50, from the first page and from every anomaly', async () => {
     // A list root as the renderer writes it (src/edge/list-format.ts).
-    const root = JSON.parse(fs.readFileSync(path.join(dir, listRootPath('anomalies.list', ['all'])), 'utf8')) as ListRoot;
+    const root = readStoredJson(path.join(dir, listRootPath('anomalies.list', ['all']))) as ListRoot;
     expect(root.entries.length).toBe(col<number>('SELECT count(*) FROM anomalies')[0]!);
     const combos = filterCombinations({
       detector: DETECTORS,
@@ -1063,7 +1064,7 @@ describe('anomaly pages under every filter combination are full and read at most
       [['host', sparse.host], sparse.seat],
     ] as const) {
       // A list root as the renderer writes it (src/edge/list-format.ts).
-      const root = JSON.parse(fs.readFileSync(path.join(dir, listRootPath('anomalies.list', partition)), 'utf8')) as ListRoot;
+      const root = readStoredJson(path.join(dir, listRootPath('anomalies.list', partition))) as ListRoot;
       expect(root.level).toBe(0);
       const entries = root.entries.map((e) => {
         const seats = Object.entries(e.counts?.['seat|detector|grade|acknowledged'] ?? {});

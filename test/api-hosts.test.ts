@@ -64,8 +64,8 @@ beforeAll(() => {
   reader = directoryReader(out);
   resolve = createResolve({
     onStats: (routeId, s) => {
-      const m = maxStats.get(routeId) ?? { files: 0, bytes: 0, chunks: 0 };
-      maxStats.set(routeId, { files: Math.max(m.files, s.files), bytes: Math.max(m.bytes, s.bytes), chunks: Math.max(m.chunks, s.chunks) });
+      const m = maxStats.get(routeId) ?? { files: 0, bytes: 0, decoded: 0, chunks: 0 };
+      maxStats.set(routeId, { files: Math.max(m.files, s.files), bytes: Math.max(m.bytes, s.bytes), decoded: Math.max(m.decoded, s.decoded), chunks: Math.max(m.chunks, s.chunks) });
     },
   });
   hosts = db.prepare('SELECT hostname FROM hosts ORDER BY hostname').pluck().all() as string[];

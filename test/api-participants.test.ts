@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { classifySearch, itemMatches, listKey, listOrder, POSTING_VALUES_MAX, SMALL_SET_MAX, type ListParams } from '../src/api/participants/plan.js';
+import { classifySearch, itemMatches, listOrder, POSTING_VALUES_MAX, SMALL_SET_MAX, type ListParams } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
@@ -29,12 +29,18 @@ import { participantRenderers } from '../src/render/routes/participants.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
+import { decodeStored, readStoredJson } from '../src/render/stored.js';
 
 const BASE = 'https://api.example.test';
 const HISTORY_LIST_MIN = 4;
 let db: Db;
 let nowMs: number;
 let outDir: string;
+/** A file's content, decoded from its stored encoding (for a ListReader opened without a Source). */
+const readDecoded = async (p: string): Promise<Uint8Array | null> => {
+  const b = await read(p);
+  return b && decodeStored(Buffer.from(b));
+};
 const read = async (p: string): Promise<Uint8Array | null> => {
   try {
     return new Uint8Array(fs.readFileSync(path.join(outDir, p)));
@@ -118,7 +124,7 @@ async function answer(target: string): Promise<{ oracle: Answer; composer: Answe
   }
   const params = parsed.params as Record<string, unknown>;
   const oracle = { ...finish(runQuery(m.route.id, db, params, nowMs), url.pathname), route: m.route.id };
-  const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
   const composed = await compose(m.route, params, { read, nowMs, stats });
   const composer = { ...finish(composed, url.pathname), route: m.route.id, stats };
   if (stats.bytes > maxCost.bytes) Object.assign(maxCost, { files: stats.files, bytes: stats.bytes, chunks: stats.chunks, target });
@@ -507,7 +513,7 @@ describe('participants.list read cost with the default chunk settings', () => {
     const url = new URL(target, BASE);
     const parsed = parseRequest(matchRoute(url.pathname)!.route, {}, url.searchParams, { now: nowMs });
     if (!parsed.ok) throw new Error(target);
-    const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+    const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
     const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read: readProd, nowMs, stats });
     const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
     expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
@@ -527,7 +533,7 @@ describe('participants.list read cost with the default chunk settings', () => {
 
   it('a walk passes over the index entries whose counts rule its filter out: the discovered participants (no name) in name order read only the chunks at the end of the list', async () => {
     const discovered = db.prepare("SELECT count(*) FROM participant_list WHERE provenance = 'discovered'").pluck().get() as number;
-    const root = JSON.parse(fs.readFileSync(path.join(prodDir, listRootPath('participants.list', ['name.asc'])), 'utf8')) as { entries: unknown[] };
+    const root = readStoredJson(path.join(prodDir, listRootPath('participants.list', ['name.asc']))) as { entries: unknown[] };
     expect(root.entries.length, 'the name list spans several chunks').toBeGreaterThan(3);
     let cursor: string | undefined;
     let seen = 0;
@@ -578,7 +584,7 @@ describe('participants.list read cost with the default chunk settings', () => {
           expect(parsed.ok).toBe(true);
           if (!parsed.ok) return;
           const params = parsed.params as Record<string, unknown>;
-          const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+          const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
           const composed = await compose(ROUTES['participants.list'], params, { read: readProd, nowMs, stats });
           const oracle = runQuery('participants.list', db, params, nowMs);
           expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
@@ -653,7 +659,7 @@ describe('participants.detail, events, history', () => {
           for (;;) {
             const oracle = runQuery(route, db, { id, limit, cursor }, nowMs);
             // The stored list alone (the record's first page not consulted), paged by the route's descriptor.
-            const list = await ListReader.open(read, listRootPath(route, [id]));
+            const list = await ListReader.open(readDecoded, listRootPath(route, [id]));
             const paged = await pageOf(ROUTES[route], { id, limit, cursor }, list!, { facet: () => [], counted: [] });
             const page = (paged.status === 200 ? paged.body : null) as { next_cursor: string | null };
             expect(oracle.status).toBe(200);

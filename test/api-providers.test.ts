@@ -77,7 +77,7 @@ async function both(id: RouteId, pathParams: Record<string, string>, query = '')
   const route = ROUTES[id];
   const instance = route.path.replace(/\{([^}]+)\}/g, (_m, n: string) => pathParams[n] ?? '');
   const parsed = parseRequest(route, pathParams, new URLSearchParams(query), { now: nowMs });
-  const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
   let oracle: ApiResult;
   let composed: ApiResult;
   if (!parsed.ok) oracle = composed = paramErrorsOf(parsed.errors);
@@ -86,8 +86,8 @@ async function both(id: RouteId, pathParams: Record<string, string>, query = '')
     oracle = runQuery(id, db, params, nowMs);
     composed = await compose(route, params, { read, nowMs, stats });
   }
-  const m = maxStats[id] ?? { files: 0, bytes: 0, chunks: 0 };
-  maxStats[id] = { files: Math.max(m.files, stats.files), bytes: Math.max(m.bytes, stats.bytes), chunks: Math.max(m.chunks, stats.chunks) };
+  const m = maxStats[id] ?? { files: 0, bytes: 0, decoded: 0, chunks: 0 };
+  maxStats[id] = { files: Math.max(m.files, stats.files), bytes: Math.max(m.bytes, stats.bytes), decoded: Math.max(m.decoded, stats.decoded), chunks: Math.max(m.chunks, stats.chunks) };
   if (oracle.status === 200) {
     const schema = RESOURCE_SCHEMAS[route.response];
     const v = schema.safeParse(oracle.body);

@@ -1,7 +1,9 @@
 // `peppol-snapshot build` and `verify` on the small demo: a complete snapshot that verifies, every route
 // of the route table rendered, byte-identical rebuilds that rewrite nothing, and stale files removed.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
@@ -14,6 +16,50 @@ import { tempDir } from './helpers/feeds.js';
 import { tree as treeBytes } from './helpers/tree.js';
 
 const NOW = Date.parse('2026-11-22T00:00:00Z');
+
+interface Entry {
+  path: string;
+  sha256: string;
+  bytes: number;
+  content_type: string;
+  cache_class: string;
+  content_encoding?: string;
+}
+interface ShardRef {
+  path: string;
+  sha256: string;
+}
+
+const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+const gunzipIf = (b: Buffer): Buffer => (b[0] === 0x1f && b[1] === 0x8b ? gunzipSync(b) : b);
+
+/** Every entry of a snapshot's manifest. */
+function manifestEntries(dir: string): Entry[] {
+  const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { shards: ShardRef[] };
+  return m.shards.flatMap((s) =>
+    fs
+      .readFileSync(path.join(dir, s.path), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Entry),
+  );
+}
+
+/** Replaces one manifest entry in place (its shard rewritten, manifest.json given the shard's new sha256). */
+function rewriteManifestEntry(dir: string, rel: string, f: (e: Entry) => Entry): void {
+  const mPath = path.join(dir, 'manifest.json');
+  const m = JSON.parse(fs.readFileSync(mPath, 'utf8')) as { shards: ShardRef[] };
+  for (const s of m.shards) {
+    const lines = fs.readFileSync(path.join(dir, s.path), 'utf8').split('\n');
+    const i = lines.findIndex((l) => l !== '' && (JSON.parse(l) as Entry).path === rel);
+    if (i < 0) continue;
+    lines[i] = JSON.stringify(f(JSON.parse(lines[i]!) as Entry));
+    const body = Buffer.from(lines.join('\n'));
+    fs.writeFileSync(path.join(dir, s.path), body);
+    s.sha256 = sha256(body);
+  }
+  fs.writeFileSync(mPath, JSON.stringify(m));
+}
 
 function tree(dir: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -71,6 +117,45 @@ describe('build', () => {
     const r = await runCli(['verify', '--out', copy]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('sha256 or size differs');
+  }, 120_000);
+
+  it('stores the parts the shim reads gzip-encoded, answers as they are; verify checks each against its path', () => {
+    const entries = manifestEntries(out);
+    let stored = 0;
+    let decoded = 0;
+    const seen = { root: 0, chunk: 0, facets: 0, record: 0, answer: 0 };
+    for (const e of entries) {
+      const body = fs.readFileSync(path.join(out, e.path));
+      const gz = body[0] === 0x1f && body[1] === 0x8b;
+      const kind = e.path.startsWith('i/') ? 'root' : e.path.startsWith('c/') ? 'chunk' : e.path.startsWith('f/') ? 'facets' : /^v1\/participants\/[^/]+\.json$/.test(e.path) ? 'record' : e.path.startsWith('v1/') ? 'answer' : null;
+      if (kind === null) {
+        expect({ path: e.path, gz, enc: e.content_encoding }).toEqual({ path: e.path, gz: false, enc: undefined });
+        continue;
+      }
+      seen[kind]++;
+      const want = kind !== 'answer';
+      expect({ path: e.path, gz, enc: e.content_encoding }).toEqual({ path: e.path, gz: want, enc: want ? 'gzip' : undefined });
+      const content = gunzipIf(body);
+      expect(() => JSON.parse(content.toString('utf8')) as unknown, e.path).not.toThrow();
+      // A content-addressed file is named by the SHA-256 of its JSON, not of its stored bytes.
+      if (kind === 'chunk') expect(e.path).toBe(`c/${sha256(content).slice(0, 2)}/${sha256(content).slice(2, 40)}.json`);
+      stored += body.length;
+      decoded += content.length;
+    }
+    for (const n of Object.values(seen)) expect(n).toBeGreaterThan(0);
+    expect(decoded / stored).toBeGreaterThan(3);
+
+    // A root stored as it is, its manifest entry saying so: verify names the file.
+    const copy = tempDir('build-enc-');
+    fs.cpSync(out, copy, { recursive: true });
+    const victim = entries.find((e) => e.path.startsWith('i/'))!.path;
+    const plain = gunzipIf(fs.readFileSync(path.join(copy, victim)));
+    fs.writeFileSync(path.join(copy, victim), plain);
+    rewriteManifestEntry(copy, victim, (e) => ({ ...e, sha256: sha256(plain), bytes: plain.length }));
+    expect(verifySnapshot(copy).problems).toEqual([{ path: victim, message: 'not stored gzip-encoded' }]);
+    const { content_encoding: _dropped, ...bare } = entries.find((e) => e.path === victim)!;
+    rewriteManifestEntry(copy, victim, () => ({ ...bare, sha256: sha256(plain), bytes: plain.length }));
+    expect(verifySnapshot(copy).problems).toEqual([{ path: victim, message: 'content_encoding is absent, expected gzip' }]);
   }, 120_000);
 
   // An incremental build removes exactly the files earlier builds wrote and this one does not

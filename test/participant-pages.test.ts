@@ -42,6 +42,7 @@ import { startServe as startServeCli, type Served } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 import { oracleAnswer, snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
+import { readStored, readStoredJson } from '../src/render/stored.js';
 
 type Sub = 'events' | 'history';
 const SUBS: readonly Sub[] = ['events', 'history'];
@@ -118,7 +119,7 @@ function toLegacyLayout(dir: string): string {
   fs.cpSync(dir, to, { recursive: true });
   for (const p of manifestPaths(dir)) {
     if (!/^v1\/participants\/[^/]+\.json$/.test(p)) continue;
-    const rec = JSON.parse(fs.readFileSync(path.join(dir, p), 'utf8')) as ParticipantRecord;
+    const rec = readStoredJson(path.join(dir, p)) as ParticipantRecord;
     fs.writeFileSync(path.join(to, p), jsonBody(rec.participant));
     for (const sub of SUBS) {
       if (rec[sub] === null) continue;
@@ -210,7 +211,7 @@ async function composed(dir: string, t: string): Promise<{ status: number; text:
       return null;
     }
   };
-  const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
   const r = parsed.ok ? await compose(m.route, parsed.params, { read, nowMs, stats }) : paramErrorsOf(parsed.errors);
   const done = finishResult(r, { baseUrl, instance: url.pathname });
   return { status: done.status, text: jsonText(done.status === 200 ? done.body : done.problem), reads };
@@ -276,7 +277,7 @@ describe('one object per participant', () => {
     const oracle = oracleOf(db);
     const seen = { nullEvents: 0, events: 0, nullHistory: 0 };
     for (const id of P.all) {
-      const rec = JSON.parse(fs.readFileSync(path.join(out, recordPath(id)), 'utf8')) as ParticipantRecord;
+      const rec = readStoredJson(path.join(out, recordPath(id))) as ParticipantRecord;
       expect(Object.keys(rec)).toEqual(['participant', 'history', 'events']);
       expect(jsonText(rec.participant)).toBe(oracle(target(id, null)).text);
       for (const sub of SUBS) {
@@ -502,7 +503,7 @@ describe('the shim answers detail, events and history from the record', () => {
     for (const id of [quiet, ...P.smpOnly]) {
       expect((await get(target(id, 'events'))).text).toBe(EMPTY_PAGE);
       // The detail answer is the record's participant, never the record's bytes.
-      const rec = fs.readFileSync(path.join(out, recordPath(id)), 'utf8');
+      const rec = readStored(path.join(out, recordPath(id))).toString('utf8');
       const detail = (await get(target(id, null))).text;
       expect(detail).not.toBe(rec);
       expect(detail).toBe(jsonText((JSON.parse(rec) as ParticipantRecord).participant));

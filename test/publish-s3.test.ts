@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listRootPath } from '../src/api/paths.js';
 import { openDb } from '../src/db/index.js';
 import type { PublishSummary } from '../src/publish/index.js';
 import { runCli, startCli } from './helpers/cli.js';
@@ -116,7 +117,13 @@ async function expectBucketIsSnapshot(prefix: string): Promise<void> {
   for (const key of ['manifest.json', 'snapshot.json', 'v1/network.json']) {
     const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: prefix + key }));
     expect(head.ETag?.replace(/"/g, ''), key).toBe(want.get(key));
+    expect(head.ContentEncoding, key).toBeUndefined();
   }
+  // A file stored gzip-encoded (docs/snapshot-format.md "Stored encoding") says so.
+  const root = listRootPath('participants.list', ['name.asc']);
+  const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: prefix + root }));
+  expect(head.ETag?.replace(/"/g, ''), root).toBe(want.get(root));
+  expect(head.ContentEncoding, root).toBe('gzip');
   const extra = [...have.keys()].filter((k) => !want.has(k) && k !== '.publish/state.json');
   const missing = [...want.keys()].filter((k) => !have.has(k));
   const differ = [...want].filter(([k, v]) => have.has(k) && have.get(k) !== v).map(([k]) => k);

@@ -2,7 +2,6 @@
 // objects a render adds or changes against the render before it (what publish uploads), for renders of
 // the same host data that differ only in the newest buckets, and over two simulated days of 15-minute
 // cycles on the small demo's data.
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody } from '../src/api/json.js';
 import { listRootPath } from '../src/api/paths.js';
@@ -17,6 +16,7 @@ import { HOSTS_RENDERERS } from '../src/render/routes/hosts.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
+import { readStoredJson } from '../src/render/stored.js';
 
 const CYCLE_MS = 15 * 60_000;
 const bucketStart = (r: Resolution, ms: number): number => (r === 'hourly' ? hourStart(ms) : r === 'daily' ? dayStart(ms) : monthStart(ms));
@@ -88,7 +88,7 @@ describe('uptime objects per probe-only cycle', () => {
     const c = render(nowMs);
     expect(changed(b, c).sort()).toEqual([...roots(), exactPage()].sort());
     // The lists hold chunks besides the root, and the newest buckets lie in each root's head.
-    const hourly = JSON.parse(fs.readFileSync(`${out}/${roots()[0]}`, 'utf8')) as ListRoot;
+    const hourly = readStoredJson(`${out}/${roots()[0]}`) as ListRoot;
     expect(hourly.entries.length).toBeGreaterThan(3);
     expect(hourly.head!.keys[0]![0]).toBe(db.prepare('SELECT max(bucket_start) FROM uptime_hourly').pluck().get());
   });

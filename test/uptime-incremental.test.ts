@@ -28,6 +28,7 @@ import { statePath } from '../src/render/state.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 import { tree } from './helpers/tree.js';
+import { decodeStored, readStoredJson } from '../src/render/stored.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * HOUR;
@@ -52,7 +53,7 @@ function uptimeFiles(dir: string): Map<string, Buffer> {
   const visit = (entries: Array<{ path: string }>, level: number): void => {
     for (const e of entries) {
       const b = read(e.path);
-      if (level > 0) visit((JSON.parse(b.toString()) as { entries: Array<{ path: string }> }).entries, level - 1);
+      if (level > 0) visit((JSON.parse(decodeStored(b).toString()) as { entries: Array<{ path: string }> }).entries, level - 1);
     }
   };
   const roots = path.join(dir, 'i', 'hosts.uptime');
@@ -60,7 +61,7 @@ function uptimeFiles(dir: string): Map<string, Buffer> {
     for (const h of fs.readdirSync(roots)) {
       for (const f of fs.readdirSync(path.join(roots, h))) {
         const rel = `i/hosts.uptime/${h}/${f}`;
-        const root = JSON.parse(read(rel).toString()) as { level: number; entries: Array<{ path: string }> };
+        const root = JSON.parse(decodeStored(read(rel)).toString()) as { level: number; entries: Array<{ path: string }> };
         visit(root.entries, root.level);
       }
     }
@@ -213,7 +214,7 @@ describe('uptime lists patched by an incremental build', () => {
 
   it('late data changing an old closed bucket, and a deleted one, behind the kept chunks: re-read from there', () => {
     const h = hosts[0]!;
-    const root = (r: Resolution): { entries: unknown[] } => JSON.parse(fs.readFileSync(path.join(out, `i/hosts.uptime/${h.hostname}/${r}.json`), 'utf8')) as { entries: unknown[] };
+    const root = (r: Resolution): { entries: unknown[] } => readStoredJson(path.join(out, `i/hosts.uptime/${h.hostname}/${r}.json`)) as { entries: unknown[] };
     const entries = root('hourly').entries.length;
     expect(entries).toBeGreaterThan(4);
     const rows = db.prepare('SELECT count(*) FROM uptime_hourly WHERE host_id = ?').pluck().get(h.id) as number;

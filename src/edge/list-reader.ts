@@ -8,9 +8,13 @@ import { LIST_FORMAT, LIST_FORMAT_HEAD } from './list-format.js';
 
 export type ReadFile = (path: string) => Promise<Uint8Array | null>;
 
+/** What an answer read (docs/snapshot-format.md, "Read cost"). */
 export interface ReadStats {
   files: number;
+  /** Bytes as stored (what the store transfers: gzip for the parts, docs/snapshot-format.md "Stored encoding"). */
   bytes: number;
+  /** The same files' bytes after decoding (what the shim parses). */
+  decoded: number;
   chunks: number;
 }
 
@@ -49,7 +53,7 @@ function headEntryOf(head: HeadChunk | undefined): IndexEntry | null {
 }
 
 export class ListReader {
-  readonly stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
+  readonly stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
   private readonly recent = new Map<string, unknown>();
   /** Paths counted in `stats` (each once). */
   private readonly counted = new Set<string>();

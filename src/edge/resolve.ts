@@ -15,6 +15,7 @@ import { parseRequest } from '../api/routes/request.js';
 import type { RouteId } from '../api/routes/table.js';
 import { compose } from './compose/index.js';
 import type { ReadStats } from './list-reader.js';
+import type { Inflate } from './stored.js';
 import type { Answer, EdgePolicy, FileReader, Resolve } from './types.js';
 
 export const SNAPSHOT_INFO_PATH = 'snapshot.json';
@@ -76,6 +77,8 @@ export interface ResolverOptions {
   onStats?: (routeId: string, stats: ReadStats) => void;
   /** Shared with the HTTP layer (its problems' type URIs), so snapshot.json is read once per TTL. */
   snapshotInfo?: SnapshotInfoReader;
+  /** Decodes the files stored gzip-encoded; default DecompressionStream (Node passes zlib's: src/serve). */
+  inflate?: Inflate;
 }
 
 export function createResolve(opts: ResolverOptions = {}): Resolve {
@@ -99,8 +102,8 @@ export function createResolve(opts: ResolverOptions = {}): Resolve {
       if (!parsed.ok) result = paramErrorsOf(parsed.errors);
       else if (match.route.id === PROBLEM_TYPE_ROUTE) return problemTypeAnswer(parsed.params.name, snap.base_url);
       else {
-        const stats: ReadStats = { files: 0, bytes: 0, chunks: 0 };
-        result = await compose(match.route, parsed.params, { read: (p) => files.read(p), nowMs, stats });
+        const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
+        result = await compose(match.route, parsed.params, { read: (p) => files.read(p), nowMs, stats, ...(opts.inflate ? { inflate: opts.inflate } : {}) });
         opts.onStats?.(match.route.id, stats);
       }
       contentType = match.route.contentType;

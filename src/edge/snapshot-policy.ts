@@ -16,6 +16,7 @@ import { createKeyStore, parseKeyFile } from './api-keys.js';
 import { edgePolicyOf } from './policy.js';
 import { PROBLEM_CONTENT_TYPE, problemDoc, type ProblemDoc } from './problem.js';
 import { createResolve, snapshotInfoReader, SNAPSHOT_INFO_PATH, type SnapshotInfo, type SnapshotInfoReader } from './resolve.js';
+import type { Inflate } from './stored.js';
 import type { FileReader, KeyStore } from './types.js';
 
 /** Retry-After of a 503 while snapshot.json cannot be read: it is looked up again after this long. */
@@ -39,6 +40,8 @@ export interface SnapshotEdgeOptions {
   /** An outside limiter deciding the quota (the Worker's rate limiting bindings); see HandlerOptions. */
   rateLimit?: (identity: string, policy: RateLimitPolicyName) => Promise<boolean | null>;
   log?: EdgeLog;
+  /** Decodes the files stored gzip-encoded; default DecompressionStream (the Lambda passes zlib's). */
+  inflate?: Inflate;
 }
 
 /** Answers a request: (request, client address, raw target when the platform has it). */
@@ -119,7 +122,7 @@ export function createSnapshotEdge(opts: SnapshotEdgeOptions): SnapshotEdge {
     if (policy.access.mode === 'keyed' && s.keys.size === 0) log.warn('peppol-snapshot edge: the snapshot says access "keyed" but API_KEYS holds no key: every endpoint outside the keyless ones answers 403');
     const handle = createHandler({
       files: opts.files,
-      resolve: createResolve({ snapshotInfo: info }),
+      resolve: createResolve({ snapshotInfo: info, ...(opts.inflate ? { inflate: opts.inflate } : {}) }),
       problemBaseUrl: async (files) => (await info(files))?.base_url ?? null,
       routeOf: (pathname) => matchRoute(pathname)?.route.id ?? null,
       policy,

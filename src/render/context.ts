@@ -1,11 +1,11 @@
 // What a route renderer gets: the database, the pinned clock, the file sink and list writers.
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Direction } from '../api/sort-keys.js';
 import { exactFilePath, listRootPath } from '../api/paths.js';
 import type { Db } from '../db/index.js';
 import { ListWriter, type FileSink, type ListWriterOptions } from './lists.js';
 import { BUILD_UNIT, type DirectorySink } from './sink.js';
+import { readStoredJson } from './stored.js';
 
 export interface RenderOptions {
   chunkMaxItems: number;
@@ -104,7 +104,7 @@ export class RenderContext {
    * index nodes, snapshot.json). Only where the state vouches for the directory (ListStore.patchable).
    */
   readPrevious(rel: string): unknown {
-    return JSON.parse(fs.readFileSync(path.join(this.sink.outDir, rel), 'utf8'));
+    return readStoredJson(path.join(this.sink.outDir, rel));
   }
 
   /** A sink that records every file it puts under `unit`. */

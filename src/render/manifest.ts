@@ -1,4 +1,6 @@
-// manifest.json: every file of the snapshot with sha256, bytes, content type and cache class.
+// manifest.json: every file of the snapshot with sha256, bytes, content type and cache class (and
+// content_encoding for a file stored encoded: src/api/paths.ts storedEncoding; sha256 and bytes are of
+// the stored bytes).
 //
 // At the peppol scale a snapshot holds millions of files, so the list is split into content-addressed
 // shards (`m/<2 hex>/<38 hex>.ndjson`, one JSON entry per line, sorted by path) and manifest.json holds
@@ -7,6 +9,7 @@
 // entries), so one changed file changes one shard and the publish diff reads only changed shards.
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import { storedEncoding } from '../api/paths.js';
 import { fnv1a } from './lists.js';
 import type { DirectorySink, ManifestEntry } from './sink.js';
 
@@ -48,7 +51,8 @@ class ShardWriter {
 
   add(e: ManifestEntry): void {
     if (this.lines.length === 0) this.first = e.path;
-    this.lines.push(JSON.stringify({ path: e.path, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, cache_class: e.cache_class }));
+    const encoding = storedEncoding(e.path);
+    this.lines.push(JSON.stringify({ path: e.path, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, cache_class: e.cache_class, ...(encoding === null ? {} : { content_encoding: encoding }) }));
     this.last = e.path;
     this.bytes += e.bytes;
     // A shard's end depends on its own entries only (never on the entry after it).

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { threadId } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { FileSink } from './lists.js';
+import { encodeStored } from './stored.js';
 
 export type CacheClass = 'mutable' | 'immutable' | 'meta';
 
@@ -103,7 +104,13 @@ export class DirectorySink implements FileSink {
     this.hasPath = this.entries.prepare('SELECT 1 FROM files WHERE path = ? LIMIT 1');
   }
 
-  put(rel: string, body: Uint8Array, contentType: string, cacheClass: CacheClass): void {
+  /**
+   * Puts a file: `body` is its content, stored as encodeStored says (gzip for the parts the shim reads,
+   * docs/snapshot-format.md "Stored encoding"); the manifest's sha256 and bytes are those of the
+   * stored bytes.
+   */
+  put(rel: string, content: Uint8Array, contentType: string, cacheClass: CacheClass): void {
+    const body = encodeStored(rel, content);
     const sha = createHash('sha256').update(body).digest('hex');
     this.insert.run(rel, this.unit, sha, body.length, contentType, cacheClass);
     this.stats.files++;

@@ -1,5 +1,6 @@
 // `peppol-snapshot verify`: checks a snapshot directory on its own (docs/snapshot-format.md).
-// - every manifest shard matches its sha256; every listed file exists with its sha256 and size;
+// - every manifest shard matches its sha256; every listed file exists with its sha256 and size, stored
+//   with the encoding src/api/paths.ts storedEncoding gives its path (and its manifest entry says so);
 // - every exact file validates against its route's response schema (src/api/schemas), every list
 //   chunk's items against the item schema of the route's page resource;
 // - every reference resolves: index entries -> chunks and inner nodes; an anomaly's event_refs ->
@@ -15,7 +16,7 @@ import { z } from 'zod';
 import { matchRoute } from '../api/routes/match.js';
 import { ROUTES } from '../api/routes/table.js';
 import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
-import { encodeSegment } from '../api/paths.js';
+import { encodeSegment, storedEncoding } from '../api/paths.js';
 import type { StoredAnomaly, StoredEvent } from '../api/events/feed.js';
 import { expandParticipant, type StoredParticipant } from '../api/participants/plan.js';
 import type { ChurnParticipantRow } from '../api/providers/views.js';
@@ -24,6 +25,7 @@ import type { SortKey } from '../api/sort-keys.js';
 import type { ParticipantView, UptimeBucket } from '../api/schemas/index.js';
 import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
+import { decodeStored, isGzip } from './stored.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participants/record.js';
 import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
@@ -153,12 +155,17 @@ export function verifySnapshot(outDir: string): VerifySummary {
     if (createHash('sha256').update(body).digest('hex') !== shard.sha256) fail(shard.path, 'manifest shard sha256 mismatch');
     for (const line of body.toString('utf8').split('\n')) {
       if (line === '') continue;
-      const e = JSON.parse(line) as { path: string; sha256: string; bytes: number };
+      const e = JSON.parse(line) as { path: string; sha256: string; bytes: number; content_encoding?: string };
       sum.files++;
       listed.add(e.path);
       const f = read(e.path);
       if (!f) fail(e.path, 'listed in the manifest but missing');
       else if (f.length !== e.bytes || createHash('sha256').update(f).digest('hex') !== e.sha256) fail(e.path, 'sha256 or size differs from the manifest');
+      else {
+        const want = storedEncoding(e.path);
+        if ((e.content_encoding ?? null) !== want) fail(e.path, `content_encoding is ${e.content_encoding ?? 'absent'}, expected ${want ?? 'absent'}`);
+        else if ((want === 'gzip') !== isGzip(f)) fail(e.path, want === 'gzip' ? 'not stored gzip-encoded' : 'stored gzip-encoded, expected as it is');
+      }
       if (e.path === CUBE_PATH) continue; // not a list: checked below
       if (e.path.startsWith(VECTORS_PREFIX)) {
         vectors.push(e.path);
@@ -175,7 +182,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
   const eventIds = new Set<string>();
   const anomalyRefs: Array<{ path: string; ids: string[] }> = [];
   const seatRefs: Array<{ path: string; seat: string }> = [];
-  const json = (rel: string): unknown => JSON.parse(read(rel)!.toString('utf8'));
+  const json = (rel: string): unknown => JSON.parse(decodeStored(read(rel)!).toString('utf8'));
 
   for (const rel of exact) {
     sum.exact_files++;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { EdgeConfig, RateLimitConfig } from '../config/index.js';
 import { matchRoute } from '../api/routes/match.js';
 import { createResolve, snapshotInfoReader } from '../edge/resolve.js';
+import { inflateSync } from './inflate.js';
 import { createHandler, EXPOSED_HEADERS } from '../edge/handler.js';
 import { problemDoc, type ProblemDoc } from '../edge/problem.js';
 import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/api-keys.js';
@@ -182,7 +183,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const info = snapshotInfoReader();
   const handler = createHandler({
     files: directoryReader(opts.out),
-    resolve: opts.resolve ?? createResolve({ snapshotInfo: info }),
+    resolve: opts.resolve ?? createResolve({ snapshotInfo: info, inflate: inflateSync }),
     problemBaseUrl: async (files) => (await info(files))?.base_url ?? null,
     policy: opts.policy,
     ...(opts.keys ? { keys: opts.keys } : {}),

@@ -22,6 +22,7 @@
 import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { createSnapshotEdge, misconfigured, type EdgeLog, type SnapshotEdge } from '../edge/snapshot-policy.js';
 import type { FileReader } from '../edge/types.js';
+import { inflateSync } from './inflate.js';
 
 /** Timeouts of one S3 request (ms); the SDK retries a failed read (3 attempts in all). */
 export const S3_CONNECTION_TIMEOUT_MS = 3_000;
@@ -224,6 +225,7 @@ export function createLambdaHandler(env: Readonly<Record<string, string | undefi
       prefix: s.prefix,
       apiKeys: env.API_KEYS,
       healthMaxAgeSeconds: env.HEALTH_MAX_AGE_SECONDS,
+      inflate: inflateSync,
       ...(opts.log ? { log: opts.log } : {}),
     });
   } catch (e) {

@@ -9,6 +9,7 @@
 // Reachable: manifest.json, every index root present, and what they name, transitively (an inner node
 // or chunk that nothing reachable names is garbage waiting for deletion, which no reader can reach).
 import type { ObjectMeta, PublishTarget, PutBody } from '../../src/publish/target.js';
+import { decodeStored } from '../../src/render/stored.js';
 
 export interface WriteOp {
   kind: 'put' | 'delete';
@@ -61,6 +62,7 @@ export class ReferenceChecker {
   private references(key: string, body: Uint8Array | undefined): Set<string> | null {
     const rel = this.rel(key);
     if (!body) return null;
+    body = decodeStored(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
     if (rel === 'manifest.json') {
       const m = JSON.parse(dec.decode(body)) as { shards: { path: string }[] };
       const out = new Set<string>();

@@ -14,6 +14,7 @@ import { PROVIDERS_COMPOSERS } from './providers.js';
 import { PARTICIPANT_COMPOSERS } from './participants.js';
 import { notFoundOfRoute } from './scan.js';
 import { Source } from './source.js';
+import type { Inflate } from '../stored.js';
 import type { AnyComposeFn, Composers } from './types.js';
 
 /** Every data route's composer; `satisfies` makes a missing or mistyped one a compile error. */
@@ -47,11 +48,13 @@ export interface ComposeOptions {
   nowMs: number;
   /** Receives the files, bytes and chunks read for this answer. */
   stats?: ReadStats;
+  /** Decodes a file stored gzip-encoded; default DecompressionStream (src/edge/stored.ts). */
+  inflate?: Inflate;
 }
 
 /** Answers a request of a route from the snapshot's files, counting what it reads into `opts.stats`. */
 export async function compose(route: AnyRoute, params: AnyParams, opts: ComposeOptions): Promise<ApiResult> {
-  const src = new Source(opts.read, opts.nowMs, opts.stats);
+  const src = new Source(opts.read, opts.nowMs, opts.stats, opts.inflate);
   try {
     if (route.exactFile && canonicalQuery(route, params, { now: opts.nowMs }) === '') return await exactAnswer(route, params, src);
     return await composerOf(route.id)(params, src);

@@ -1,9 +1,11 @@
 // One request's access to the snapshot, for every composer (as the PMTiles Worker reaches everything
-// through one `Source`). Edge-safe. It reads each path once, counts every file and byte it reads
+// through one `Source`). Edge-safe. It reads each path once, decodes what is stored gzip-encoded
+// (docs/snapshot-format.md "Stored encoding"), counts every file and byte it reads
 // (the cost budget of an answer: docs/snapshot-format.md), opens lists and adds their chunk reads when
 // the answer is done. Composers read nothing any other way and import no other family's composer.
 import { exactFilePath, listRootPath } from '../../api/paths.js';
 import { ListReader, SnapshotFormatError, type ReadFile, type ReadStats } from '../list-reader.js';
+import { inflateStream, isGzip, type Inflate } from '../stored.js';
 
 const dec = new TextDecoder();
 
@@ -13,24 +15,27 @@ export class Source {
 
   /**
    * `nowMs`: the snapshot's clock (manifest.generated_at in ms). `stats` receives the files and bytes
-   * read as they are read, and the chunks of the lists opened at `finish`.
+   * read as they are read, and the chunks of the lists opened at `finish`. `inflate` decodes a file
+   * stored gzip-encoded (src/edge/stored.ts).
    */
   constructor(
     private readonly file: ReadFile,
     readonly nowMs: number,
-    readonly stats: ReadStats = { files: 0, bytes: 0, chunks: 0 },
+    readonly stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 },
+    private readonly inflate: Inflate = inflateStream,
   ) {}
 
-  /** A file's bytes (null when absent), read once per request. */
+  /** A file's content (decoded; null when absent), read once per request. */
   readonly read: ReadFile = (path) => {
     let p = this.cache.get(path);
     if (p === undefined) {
-      p = this.file(path).then((b) => {
-        if (b !== null) {
-          this.stats.files++;
-          this.stats.bytes += b.length;
-        }
-        return b;
+      p = this.file(path).then(async (b) => {
+        if (b === null) return null;
+        this.stats.files++;
+        this.stats.bytes += b.length;
+        const content = isGzip(b) ? await this.inflate(b) : b;
+        this.stats.decoded += content.length;
+        return content;
       });
       this.cache.set(path, p);
     }
