@@ -31,10 +31,11 @@ import type { Chunk, IndexNode, ListRoot } from '../src/edge/list-format.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { createResolve, SNAPSHOT_INFO_PATH } from '../src/edge/resolve.js';
 import { inflateSync } from '../src/serve/inflate.js';
+import { readStoredJson } from '../src/render/stored.js';
 import type { FileReader } from '../src/edge/types.js';
 import { directoryReader } from '../src/serve/index.js';
 import { benchParticipantWalks, walksMarkdown } from './participant-walks.js';
-import { countingReader, dist, type ReadLog } from './reads.js';
+import { countingReader, dist, storedHead, type ReadLog } from './reads.js';
 
 export interface ApiBenchOptions {
   /** Snapshot directory written by `peppol-snapshot build`. */
@@ -133,7 +134,7 @@ function decodeSegment(s: string): string {
 
 function readJsonFile<T>(out: string, rel: string): T | null {
   try {
-    return JSON.parse(fs.readFileSync(path.join(out, rel), 'utf8')) as T;
+    return readStoredJson(path.join(out, rel)) as T;
   } catch {
     return null;
   }
@@ -461,7 +462,7 @@ function summarise(samples: Sample[]) {
 /** Every list root with its item count (reads the first bytes of each root only). */
 function listRoots(out: string, maxFiles = 2_000_000): Array<{ path: string; count: number }> {
   const roots: Array<{ path: string; count: number }> = [];
-  const buf = Buffer.alloc(512);
+  const buf = Buffer.alloc(4096);
   const walk = (rel: string): void => {
     for (const name of listDir(path.join(out, rel), maxFiles)) {
       if (roots.length >= maxFiles) return;
@@ -474,7 +475,7 @@ function listRoots(out: string, maxFiles = 2_000_000): Array<{ path: string; cou
       const fd = fs.openSync(abs, 'r');
       try {
         const n = fs.readSync(fd, buf, 0, buf.length, 0);
-        const m = /"count":(\d+)/.exec(buf.toString('utf8', 0, n));
+        const m = /"count":(\d+)/.exec(Buffer.from(storedHead(buf.subarray(0, n), n)).toString('utf8'));
         if (m) roots.push({ path: r, count: Number(m[1]) });
       } finally {
         fs.closeSync(fd);

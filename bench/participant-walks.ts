@@ -14,12 +14,12 @@
 // A walk follows next_cursor for at most `maxPages` pages (or `walkBudgetMs`); a walk that reaches its
 // end is complete, and then its pages must be max(1, ⌈items / limit⌉).
 import path from 'node:path';
-import fs from 'node:fs';
 import { CUBE_PATH, CUBE_STRIDE, FACET_DIMENSIONS, type FacetCube, type FacetDimension } from '../src/api/participants/facets.js';
 import { PARTICIPANT_SORTS } from '../src/api/schemas/index.js';
 import { createResolve } from '../src/edge/resolve.js';
 import { directoryReader } from '../src/serve/index.js';
 import { inflateSync } from '../src/serve/inflate.js';
+import { readStoredJson } from '../src/render/stored.js';
 import { countingReader, dist } from './reads.js';
 
 export interface WalkBenchOptions {
@@ -106,7 +106,7 @@ const LIMITS = [1, 7, 50, 200];
 
 export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string) => void): Promise<{ walks: WalkResult[]; summary: ReturnType<typeof summariseWalks> }> {
   const out = path.resolve(o.out);
-  const cube = JSON.parse(fs.readFileSync(path.join(out, CUBE_PATH), 'utf8')) as FacetCube;
+  const cube = readStoredJson(path.join(out, CUBE_PATH)) as FacetCube;
   const counts = valueCounts(cube);
   const total = counts.registered.reduce((n, v) => n + v.count, 0);
   const queries: Array<{ group: string; q: Record<string, string> }> = [{ group: 'no filter', q: {} }];

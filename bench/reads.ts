@@ -1,6 +1,8 @@
 // What a benchmark request reads, and the spread of a measure: shared by the API benchmark's parts
 // (bench/api.ts, bench/participant-walks.ts).
+import { constants, gunzipSync } from 'node:zlib';
 import { SNAPSHOT_INFO_PATH } from '../src/edge/resolve.js';
+import { isGzip } from '../src/edge/stored.js';
 import type { FileReader } from '../src/edge/types.js';
 
 export interface ReadLog {
@@ -18,7 +20,10 @@ const emptyLog = (): ReadLog => ({ files: 0, bytes: 0, exact: 0, roots: 0, nodes
 /** Wraps a reader: counts every read of the current request by kind (snapshot.json is the resolver's cached clock, not counted). */
 export function countingReader(inner: FileReader): { reader: FileReader; begin(): void; end(): ReadLog } {
   let log = emptyLog();
-  const isChunk = (b: Uint8Array) => b[0] === 0x7b && b[1] === 0x22 && b[2] === 0x6b && b[3] === 0x65 && b[4] === 0x79 && b[5] === 0x73; // {"keys
+  const isChunk = (stored: Uint8Array) => {
+    const b = storedHead(stored, 2048);
+    return b[0] === 0x7b && b[1] === 0x22 && b[2] === 0x6b && b[3] === 0x65 && b[4] === 0x79 && b[5] === 0x73; // {"keys
+  };
   return {
     reader: {
       async read(p) {
@@ -44,6 +49,14 @@ export function countingReader(inner: FileReader): { reader: FileReader; begin()
       return log;
     },
   };
+}
+
+/**
+ * The first bytes of a stored file's content: decoded from a prefix of its gzip bytes when it is
+ * stored encoded (a truncated stream decodes as far as it goes), else the bytes themselves.
+ */
+export function storedHead(b: Uint8Array, prefixBytes: number): Uint8Array {
+  return isGzip(b) ? gunzipSync(b.subarray(0, prefixBytes), { finishFlush: constants.Z_SYNC_FLUSH }) : b;
 }
 
 export interface Dist {
