@@ -73,8 +73,35 @@ export const MAIN_FACET_FIELDS = ['country', 'scheme', 'registered', 'provenance
 // route's partition [sort]; the others use partitions no sort value can equal.
 
 export const mainPartition = (sort: ParticipantSort): string[] => [sort];
-/** Posting list of one facet value, in the default order. */
-export const postingPartition = (dim: PostingDimension, value: string): string[] => [DEFAULT_SORT, dim, value];
+/**
+ * Posting list of one facet value, in the default order or, for ORDERED_POSTING_DIMENSIONS, in one of
+ * ORDERED_POSTING_SORTS. first_seen.asc reads the default order's list backward.
+ */
+export const postingPartition = (dim: PostingDimension, value: string, sort: ParticipantSort = DEFAULT_SORT): string[] => [sort, dim, value];
+/**
+ * Dimensions whose posting lists are also stored in the name and country orders: the main lists do
+ * not count them per index entry (an SMP's or seat's participants are spread along those orders, so a
+ * walk of the main list read hundreds of chunks a page at `peppol`), and their values are many and
+ * mid-sized (200 SMPs, 1,500 seats over 3 million participants). Country and scheme are counted per
+ * entry in the main lists instead (docs/snapshot-format.md "Participants").
+ */
+export const ORDERED_POSTING_DIMENSIONS = ['smp', 'ap'] as const satisfies readonly PostingDimension[];
+/** The orders besides the default one in which ORDERED_POSTING_DIMENSIONS have posting lists. */
+export const ORDERED_POSTING_SORTS = ['name.asc', 'name.desc', 'country.asc', 'country.desc'] as const satisfies readonly ParticipantSort[];
+/** The order opposite the default (the default order's lists read backward). */
+export const REVERSE_DEFAULT_SORT: ParticipantSort = 'first_seen.asc';
+
+/**
+ * The posting list a walk of `sort` reads for one value of `dim`, and whether backward: the default
+ * order's list (backward for first_seen.asc), the list in `sort` itself for ORDERED_POSTING_DIMENSIONS
+ * in ORDERED_POSTING_SORTS; null where the dimension has no list in that order.
+ */
+export function postingSource(dim: PostingDimension, sort: ParticipantSort): { sort: ParticipantSort; backward: boolean } | null {
+  if (sort === DEFAULT_SORT) return { sort, backward: false };
+  if (sort === REVERSE_DEFAULT_SORT) return { sort: DEFAULT_SORT, backward: true };
+  const ordered = (ORDERED_POSTING_DIMENSIONS as readonly PostingDimension[]).includes(dim) && (ORDERED_POSTING_SORTS as readonly ParticipantSort[]).includes(sort);
+  return ordered ? { sort, backward: false } : null;
+}
 /** The identifier index: every participant keyed by [value, id] ascending. */
 export const ID_INDEX_PARTITION: readonly string[] = ['_ids'];
 export const ID_INDEX_DIRS: Direction[] = ['asc', 'asc'];
@@ -97,7 +124,7 @@ export function cellKey(item: ParticipantListItem): SortKey {
  */
 export const CHUNK_ITEMS_ESTIMATE = 140;
 
-/** Trigram posting list: participants whose folded name contains the trigram, in the default order. */
+/** Trigram posting list: participants whose folded name contains the trigram, in the default order (read backward for first_seen.asc). */
 export const trigramPartition = (trigram: string): string[] => ['_names', trigram];
 
 // ---------------------------------------------------------------------------------------------
@@ -303,9 +330,11 @@ export interface RarestTrigram {
  * - `set`: a small candidate set, read whole (`ids`: an identifier search; `trigram`: the rarest trigram
  *   of a name search holds at most SMALL_SET_MAX participants; `posting`: the accepted values of the
  *   smallest active posting dimension hold at most SMALL_SET_MAX participants together);
- * - `walk`: a source list walked in the requested order until the page is full: in the default order
- *   the smallest of the single-valued posting lists and the rarest trigram's list (ties: country, scheme,
- *   smp, ap, then the trigram), when one is active; otherwise the main list of the order.
+ * - `walk`: a source list walked in the requested order until the page is full: the smallest of the
+ *   single-valued posting lists stored in that order (postingSource: every dimension's in the first-seen
+ *   orders, smp's and ap's in the name and country orders) and, in the first-seen orders, the rarest
+ *   trigram's list (ties: country, scheme, smp, ap, then the trigram), when one is active; otherwise the
+ *   main list of the order.
  * `rarest` is null unless the search is a name search of 3+ code points (the rarest of searchTrigrams);
  * `postingTotals` holds the total of the accepted values per planned posting dimension
  * (plannedPostingDimensions: at most POSTING_VALUES_MAX values), in POSTING_DIMENSIONS order.
@@ -324,20 +353,19 @@ export function planList(p: ListParams, search: Search | null, rarest: RarestTri
   let small: PostingDimension | null = null;
   for (const [d, n] of postingTotals) if (n <= SMALL_SET_MAX && (small === null || n < postingTotals.get(small)!)) small = d;
   if (small !== null) return { kind: 'set', source: 'posting', dim: small };
-  if (p.sort === DEFAULT_SORT) {
-    let best: ListPlan | null = null;
-    let bestCount = Infinity;
-    for (const [d, n] of postingTotals) {
-      const values = acceptedValues(p, d);
-      if (values.length === 1 && n < bestCount) {
-        best = { kind: 'walk', source: 'posting', dim: d, value: values[0]! };
-        bestCount = n;
-      }
+  let best: ListPlan | null = null;
+  let bestCount = Infinity;
+  for (const [d, n] of postingTotals) {
+    const values = acceptedValues(p, d);
+    if (values.length === 1 && n < bestCount && postingSource(d, p.sort) !== null) {
+      best = { kind: 'walk', source: 'posting', dim: d, value: values[0]! };
+      bestCount = n;
     }
-    if (rarest !== null && rarest.count < bestCount) best = { kind: 'walk', source: 'trigram', trigram: rarest.trigram };
-    if (best !== null) return best;
   }
-  return { kind: 'walk', source: 'main' };
+  // The trigram lists are in the default order (read backward for first_seen.asc).
+  const trigramOrder = p.sort === DEFAULT_SORT || p.sort === REVERSE_DEFAULT_SORT;
+  if (trigramOrder && rarest !== null && rarest.count < bestCount) best = { kind: 'walk', source: 'trigram', trigram: rarest.trigram };
+  return best ?? { kind: 'walk', source: 'main' };
 }
 
 /**

@@ -1,8 +1,8 @@
 // The shim's participants family: the same answers as the oracle (src/api/participants/query.ts), from
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
-import { compareKeys, keysAfter, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
@@ -233,6 +233,14 @@ function mainSkip(p: ListParams, counter: FacetCounter | null): ((e: IndexEntry)
   };
 }
 
+/**
+ * The start of a backward scan after a position of the opposite order: true at and after `after` in the
+ * list's own order (scanBackward yields the items before it, nearest first); never for a first page.
+ */
+function keysFrom(listDirs: readonly Direction[], after: SortKey | undefined): (k: SortKey) => boolean {
+  return after === undefined ? () => false : (k) => compareKeys(k, after, listDirs) >= 0;
+}
+
 /** A list request other than the default one (its exact file answers that: src/edge/compose/index.ts). */
 const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const order: OrderSpec = listOrder(p.sort);
@@ -248,7 +256,11 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const postingLists = new Map<PostingDimension, () => Promise<ListReader[]>>();
   for (const d of plannedPostingDimensions(p)) {
     const values = acceptedValues(p, d);
-    const open = async (): Promise<ListReader[]> => (await Promise.all(values.map((v) => src.list(LIST_ROUTE, postingPartition(d, v))))).filter((l): l is ListReader => l !== null);
+    // The lists of the requested order where the dimension has them (the same items in another order;
+    // a snapshot written before them has the default order's only).
+    const sort = postingSource(d, p.sort)?.sort ?? DEFAULT_SORT;
+    const openValue = async (v: string): Promise<ListReader | null> => (await src.list(LIST_ROUTE, postingPartition(d, v, sort))) ?? (sort === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, postingPartition(d, v)));
+    const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
     postingLists.set(d, open);
     if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, sumCounts(main.root.counts?.[d], values));
     else postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
@@ -308,10 +320,19 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   } else {
     // The source list in the requested order from the cursor until the page is full (PageCollector),
     // past the index entries whose facet counts rule a filter out (the main lists count four facets).
+    // The first-seen orders share the default order's posting and trigram lists: first_seen.asc reads
+    // them backward. A snapshot without a posting list in the requested order walks the main list.
     let source: ListReader | null;
+    let backward = false;
     if (plan.source === 'main') source = main;
-    else if (plan.source === 'trigram') source = rarestList;
-    else source = await src.list(LIST_ROUTE, postingPartition(plan.dim, plan.value));
+    else if (plan.source === 'trigram') {
+      source = rarestList;
+      backward = p.sort !== DEFAULT_SORT;
+    } else {
+      const at = postingSource(plan.dim, p.sort)!;
+      source = (await src.list(LIST_ROUTE, postingPartition(plan.dim, plan.value, at.sort))) ?? main;
+      backward = at.backward && source !== main;
+    }
     // A walk that has read as many chunks as its fallback would cost reads the fallback instead: a
     // page then costs at most about twice the smallest list that holds every match (a ski-rental rule:
     // dense walks stay cheap, sparse ones stop paying for the order).
@@ -319,10 +340,10 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let fallback: Awaited<ReturnType<typeof walkFallback>> | undefined;
     let switched = false;
     if (source !== null && !collector.complete) {
-      const start = keysAfter(dirs, p.cursor?.key);
       const skip = source === main ? mainSkip(p, filterCounter) : undefined;
       const from = source.stats.chunks;
-      for await (const { item, key } of source.scan({ start, skip })) {
+      const items = backward ? source.scanBackward({ start: keysFrom(source.root.dirs, p.cursor?.key), skip }) : source.scan({ start: keysAfter(dirs, p.cursor?.key), skip });
+      for await (const { item, key } of items) {
         if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
         const read = source.stats.chunks - from;
         if (read < FALLBACK_CHECK_CHUNKS) continue;

@@ -21,11 +21,14 @@ import {
   listOrder,
   MAIN_FACET_FIELDS,
   mainPartition,
+  ORDERED_POSTING_DIMENSIONS,
+  ORDERED_POSTING_SORTS,
   POSTING_DIMENSIONS,
   postingPartition,
   storeParticipant,
   trigramPartition,
   trigramsOf,
+  type ParticipantSort,
   type PostingDimension,
   type StoredParticipant,
 } from '../../api/participants/plan.js';
@@ -68,12 +71,25 @@ function postingValue(item: ParticipantListItem, dim: PostingDimension): string 
   return dim === 'country' ? item.country : dim === 'scheme' ? item.scheme : dim === 'smp' ? item.smp : item.ap_seat_id;
 }
 
-/** The posting lists an item is in (one per dimension with a value), by partition. */
+/** The column of participant_list holding a dimension's value. */
+const POSTING_COLUMN: Record<PostingDimension, string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id' };
+
+/** The default-order posting lists an item is in (one per dimension with a value), by partition. */
 function postingPartitionsOf(item: ParticipantListItem): string[][] {
   const out: string[][] = [];
   for (const dim of POSTING_DIMENSIONS) {
     const v = postingValue(item, dim);
     if (v !== null) out.push(postingPartition(dim, v));
+  }
+  return out;
+}
+
+/** The posting lists in other orders an item is in (ORDERED_POSTING_DIMENSIONS with a value), with the order. */
+function orderedPostingsOf(item: ParticipantListItem): Array<{ partition: string[]; sort: ParticipantSort }> {
+  const out: Array<{ partition: string[]; sort: ParticipantSort }> = [];
+  for (const dim of ORDERED_POSTING_DIMENSIONS) {
+    const v = postingValue(item, dim);
+    if (v !== null) for (const sort of ORDERED_POSTING_SORTS) out.push({ partition: postingPartition(dim, v, sort), sort });
   }
   return out;
 }
@@ -130,11 +146,11 @@ function* namedParticipants(ctx: RenderContext): Generator<NameRow[]> {
 }
 
 /**
- * Writes one list in the default order per group of a row stream ordered by group, then by the default
- * order (the trigram lists left over by the default-order pass).
+ * Writes one list in `sort` per group of a row stream ordered by group, then by that order (the
+ * trigram lists left over by the default-order pass, the posting lists in other orders).
  */
-function writeDefaultOrderLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], seatNames: ReadonlyMap<string, string>): number {
-  const dflt = listOrder(DEFAULT_SORT);
+function writeGroupedLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], sort: ParticipantSort, seatNames: ReadonlyMap<string, string>): number {
+  const order = listOrder(sort);
   let current: string | null = null;
   let w: ReturnType<RenderContext['list']> | null = null;
   let n = 0;
@@ -143,10 +159,10 @@ function writeDefaultOrderLists(ctx: RenderContext, rows: Iterable<ListRow & { g
       w?.finish();
       n++;
       current = r.group;
-      w = ctx.list(LIST_ROUTE, partitionOf(current), orderDirs(dflt), undefined, LAYOUT, true);
+      w = ctx.list(LIST_ROUTE, partitionOf(current), orderDirs(order), undefined, LAYOUT, true);
     }
     const item = listItemOf(r, seatNames);
-    w!.add(storeParticipant(item), listKey(dflt, item));
+    w!.add(storeParticipant(item), listKey(order, item));
   }
   w?.finish();
   return n;
@@ -230,6 +246,16 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     w.finish();
   }
 
+  // The posting lists of smp and ap in the name and country orders: one pass per dimension and order,
+  // grouped by value (plan.ts ORDERED_POSTING_DIMENSIONS).
+  for (const dim of ORDERED_POSTING_DIMENSIONS) {
+    const col = POSTING_COLUMN[dim];
+    for (const sort of ORDERED_POSTING_SORTS) {
+      const sql = `SELECT ${col} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${col} IS NOT NULL ORDER BY ${col}, ${orderSql(listOrder(sort))}`;
+      lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v, sort), sort, seatNames);
+    }
+  }
+
   // The cell list: clustered by facet combination in the cube's cell order (plan.ts CELLS_PARTITION).
   // SQLite's BINARY order of the text columns is code-point order, as the key's; the writer checks it.
   {
@@ -261,7 +287,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
       const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
       const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
-      lists += writeDefaultOrderLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, seatNames);
+      lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, DEFAULT_SORT, seatNames);
     } finally {
       db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
     }
@@ -330,6 +356,10 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     }
     const key = listKey(dflt, item);
     for (const partition of postingPartitionsOf(item)) out.push({ list: changesOf(partition, dfltDirs, 'posting'), key });
+    for (const { partition, sort } of orderedPostingsOf(item)) {
+      const order = listOrder(sort);
+      out.push({ list: changesOf(partition, orderDirs(order), 'posting'), key: listKey(order, item) });
+    }
     out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids'), key: [item.value, item.id] });
     out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids'), key: cellKey(item) });
     for (const t of nameTrigramsOf(item)) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting'), key });
