@@ -287,7 +287,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // without the matches' facet values (mainSkip).
   const first = p.cursor === undefined;
   // The items a filtered walk goes through: its source list's (a name search's trigram walk is not weighed).
-  const walked = plan.kind !== 'walk' || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? main.root.count : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
+  // A posting list whose value is the only filter is all matches: nothing to weigh.
+  const dense = plan.kind === 'walk' && plan.source === 'posting' && activeDimensions(p).length === 1;
+  const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? main.root.count : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
   const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
   const memo: CubeMemo = {};
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
