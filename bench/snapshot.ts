@@ -3,7 +3,7 @@
 // A content-addressed file held by several units is counted once, under the first kind met in path order.
 import Database from 'better-sqlite3';
 import { UPTIME_ROUTE } from '../src/api/hosts/views.js';
-import { ID_INDEX_PARTITION, LIST_ROUTE, ORDERED_POSTING_DIMENSIONS, ORDERED_POSTING_SORTS, postingPartition, POSTING_DIMENSIONS, trigramPartition } from '../src/api/participants/plan.js';
+import { ID_INDEX_PARTITION, LIST_ROUTE, ORDERED_POSTINGS, postingPartition, POSTING_DIMENSIONS, trigramPartition } from '../src/api/participants/plan.js';
 import { listRootPath, listRootPrefix } from '../src/api/paths.js';
 import { statePath } from '../src/render/state.js';
 
@@ -22,7 +22,7 @@ function kindOfRoot(root: string): string {
   if (under(LIST_ROUTE, trigramPartition('').slice(0, -1))) return 'name trigram lists';
   if (root === listRootPath(LIST_ROUTE, ID_INDEX_PARTITION)) return 'identifier index';
   if (POSTING_DIMENSIONS.some((dim) => under(LIST_ROUTE, postingPartition(dim, '').slice(0, -1)))) return 'posting lists';
-  if (ORDERED_POSTING_DIMENSIONS.some((dim) => ORDERED_POSTING_SORTS.some((sort) => under(LIST_ROUTE, postingPartition(dim, '', sort).slice(0, -1))))) return 'posting lists (name and country orders)';
+  if (POSTING_DIMENSIONS.some((dim) => ORDERED_POSTINGS[dim].some((sort) => under(LIST_ROUTE, postingPartition(dim, '', sort).slice(0, -1))))) return 'posting lists (name and country orders)';
   if (under(LIST_ROUTE)) return 'main participant lists';
   return 'other kept lists';
 }

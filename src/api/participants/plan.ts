@@ -74,33 +74,45 @@ export const MAIN_FACET_FIELDS = ['country', 'scheme', 'registered', 'provenance
 
 export const mainPartition = (sort: ParticipantSort): string[] => [sort];
 /**
- * Posting list of one facet value, in the default order or, for ORDERED_POSTING_DIMENSIONS, in one of
- * ORDERED_POSTING_SORTS. first_seen.asc reads the default order's list backward.
+ * Posting list of one facet value, in the default order or in one of the other orders ORDERED_POSTINGS
+ * names for its dimension. first_seen.asc reads the default order's list backward.
  */
 export const postingPartition = (dim: PostingDimension, value: string, sort: ParticipantSort = DEFAULT_SORT): string[] => [sort, dim, value];
 /**
- * Dimensions whose posting lists are also stored in the name and country orders: the main lists do
- * not count them per index entry (an SMP's or seat's participants are spread along those orders, so a
- * walk of the main list read hundreds of chunks a page at `peppol`), and their values are many and
- * mid-sized (200 SMPs, 1,500 seats over 3 million participants). Country and scheme are counted per
- * entry in the main lists instead (docs/snapshot-format.md "Participants").
+ * The orders besides the first-seen ones in which a dimension's posting lists are also stored. The
+ * main lists do not count smp and ap per index entry, and their values are many and mid-sized (200
+ * SMPs, 1,500 seats over 3 million participants at `peppol`), so an SMP's or a seat's participants
+ * are spread along the name and country orders: a walk of the main list read hundreds of chunks a
+ * page. A scheme's are spread along the name orders likewise (the country orders cluster them, and
+ * count schemes per entry). A country's participants in a name order are a range of the country
+ * order's main list (postingSource).
  */
-export const ORDERED_POSTING_DIMENSIONS = ['smp', 'ap'] as const satisfies readonly PostingDimension[];
-/** The orders besides the default one in which ORDERED_POSTING_DIMENSIONS have posting lists. */
-export const ORDERED_POSTING_SORTS = ['name.asc', 'name.desc', 'country.asc', 'country.desc'] as const satisfies readonly ParticipantSort[];
+export const ORDERED_POSTINGS: Readonly<Record<PostingDimension, readonly ParticipantSort[]>> = {
+  country: [],
+  scheme: ['name.asc', 'name.desc'],
+  smp: ['name.asc', 'name.desc', 'country.asc', 'country.desc'],
+  ap: ['name.asc', 'name.desc', 'country.asc', 'country.desc'],
+};
 /** The order opposite the default (the default order's lists read backward). */
 export const REVERSE_DEFAULT_SORT: ParticipantSort = 'first_seen.asc';
+/** The country order whose main list holds a country's participants as a range in a name order. */
+const COUNTRY_RANGE: Partial<Record<ParticipantSort, ParticipantSort>> = { 'name.asc': 'country.asc', 'name.desc': 'country.desc' };
 
 /**
- * The posting list a walk of `sort` reads for one value of `dim`, and whether backward: the default
- * order's list (backward for first_seen.asc), the list in `sort` itself for ORDERED_POSTING_DIMENSIONS
- * in ORDERED_POSTING_SORTS; null where the dimension has no list in that order.
+ * Where a walk of `sort` reads one value of `dim` densely:
+ * - `posting`: a posting list, the default order's (backward for first_seen.asc) or the one stored in
+ *   `sort` (ORDERED_POSTINGS);
+ * - `range`: a country's range of the main list of `sort`'s country order (country, then name, then id),
+ *   whose keys less their first field are `sort`'s;
+ * null where the dimension has neither in that order.
  */
-export function postingSource(dim: PostingDimension, sort: ParticipantSort): { sort: ParticipantSort; backward: boolean } | null {
-  if (sort === DEFAULT_SORT) return { sort, backward: false };
-  if (sort === REVERSE_DEFAULT_SORT) return { sort: DEFAULT_SORT, backward: true };
-  const ordered = (ORDERED_POSTING_DIMENSIONS as readonly PostingDimension[]).includes(dim) && (ORDERED_POSTING_SORTS as readonly ParticipantSort[]).includes(sort);
-  return ordered ? { sort, backward: false } : null;
+export type PostingSource = { kind: 'posting'; sort: ParticipantSort; backward: boolean } | { kind: 'range'; sort: ParticipantSort };
+export function postingSource(dim: PostingDimension, sort: ParticipantSort): PostingSource | null {
+  if (sort === DEFAULT_SORT) return { kind: 'posting', sort, backward: false };
+  if (sort === REVERSE_DEFAULT_SORT) return { kind: 'posting', sort: DEFAULT_SORT, backward: true };
+  if (ORDERED_POSTINGS[dim].includes(sort)) return { kind: 'posting', sort, backward: false };
+  const range = dim === 'country' ? COUNTRY_RANGE[sort] : undefined;
+  return range === undefined ? null : { kind: 'range', sort: range };
 }
 /** The identifier index: every participant keyed by [value, id] ascending. */
 export const ID_INDEX_PARTITION: readonly string[] = ['_ids'];
@@ -332,7 +344,8 @@ export interface RarestTrigram {
  *   smallest active posting dimension hold at most SMALL_SET_MAX participants together);
  * - `walk`: a source list walked in the requested order until the page is full: the smallest of the
  *   single-valued posting lists stored in that order (postingSource: every dimension's in the first-seen
- *   orders, smp's and ap's in the name and country orders) and, in the first-seen orders, the rarest
+ *   orders, others per ORDERED_POSTINGS, a country's range of the country order's main list in a name
+ *   order) and, in the first-seen orders, the rarest
  *   trigram's list (ties: country, scheme, smp, ap, then the trigram), when one is active; otherwise the
  *   main list of the order.
  * `rarest` is null unless the search is a name search of 3+ code points (the rarest of searchTrigrams);

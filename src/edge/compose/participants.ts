@@ -9,7 +9,7 @@ import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
 import { CUBE_PATH, cellRuns, cubeCounts, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
-import { composePage, firstTrue, ListReader, SnapshotFormatError } from '../list-reader.js';
+import { composePage, firstTrue, ListReader, SnapshotFormatError, type ScanOptions } from '../list-reader.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
 import { listComposer, type StoredList } from './scan.js';
@@ -241,6 +241,24 @@ function keysFrom(listDirs: readonly Direction[], after: SortKey | undefined): (
   return after === undefined ? () => false : (k) => compareKeys(k, after, listDirs) >= 0;
 }
 
+/**
+ * The items of a list whose first key field is `value`, after `after` in the order of the remaining
+ * fields, with their keys less the first field (a country's range of a country-order main list, read
+ * in the name order of the same direction).
+ */
+async function* scanRange(list: ListReader, value: string, after: SortKey | undefined, skip: ScanOptions['skip']): AsyncGenerator<{ key: SortKey; item: unknown }> {
+  const dirs = list.root.dirs;
+  const rest = keysAfter(dirs.slice(1), after);
+  const start = (k: SortKey): boolean => {
+    const c = compareKeys(k.slice(0, 1), [value], dirs.slice(0, 1));
+    return c !== 0 ? c > 0 : rest(k.slice(1));
+  };
+  for await (const { key, item } of list.scan({ start, skip })) {
+    if (key[0] !== value) return;
+    yield { key: key.slice(1), item };
+  }
+}
+
 /** A list request other than the default one (its exact file answers that: src/edge/compose/index.ts). */
 const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const order: OrderSpec = listOrder(p.sort);
@@ -258,7 +276,8 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const values = acceptedValues(p, d);
     // The lists of the requested order where the dimension has them (the same items in another order;
     // a snapshot written before them has the default order's only).
-    const sort = postingSource(d, p.sort)?.sort ?? DEFAULT_SORT;
+    const at = postingSource(d, p.sort);
+    const sort = at?.kind === 'posting' ? at.sort : DEFAULT_SORT;
     const openValue = async (v: string): Promise<ListReader | null> => (await src.list(LIST_ROUTE, postingPartition(d, v, sort))) ?? (sort === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, postingPartition(d, v)));
     const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
     postingLists.set(d, open);
@@ -324,16 +343,24 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     // past the index entries whose facet counts rule a filter out (the main lists count four facets).
     // The first-seen orders share the default order's posting and trigram lists: first_seen.asc reads
     // them backward. A snapshot without a posting list in the requested order walks the main list.
+    // A country in a name order is a range of the country order's main list.
     let source: ListReader | null;
     let backward = false;
+    let range: string | null = null;
     if (plan.source === 'main') source = main;
     else if (plan.source === 'trigram') {
       source = rarestList;
       backward = p.sort !== DEFAULT_SORT;
     } else {
       const at = postingSource(plan.dim, p.sort)!;
-      source = (await src.list(LIST_ROUTE, postingPartition(plan.dim, plan.value, at.sort))) ?? main;
-      backward = at.backward && source !== main;
+      if (at.kind === 'range') {
+        source = await src.list(LIST_ROUTE, mainPartition(at.sort));
+        range = source === null ? null : plan.value;
+      } else {
+        source = await src.list(LIST_ROUTE, postingPartition(plan.dim, plan.value, at.sort));
+        backward = at.backward && source !== null;
+      }
+      source ??= main;
     }
     // A walk that has read as many chunks as its fallback would cost reads the fallback instead: a
     // page then costs at most about twice the smallest list that holds every match (a ski-rental rule:
@@ -342,9 +369,13 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let fallback: Awaited<ReturnType<typeof walkFallback>> | undefined;
     let switched = false;
     if (source !== null && !collector.complete) {
-      const skip = source === main ? mainSkip(p, filterCounter) : undefined;
+      const skip = source === main || range !== null ? mainSkip(p, filterCounter) : undefined;
       const from = source.stats.chunks;
-      const items = backward ? source.scanBackward({ start: keysFrom(source.root.dirs, p.cursor?.key), skip }) : source.scan({ start: keysAfter(dirs, p.cursor?.key), skip });
+      const items = backward
+        ? source.scanBackward({ start: keysFrom(source.root.dirs, p.cursor?.key), skip })
+        : range !== null
+          ? scanRange(source, range, p.cursor?.key, skip)
+          : source.scan({ start: keysAfter(dirs, p.cursor?.key), skip });
       for await (const { item, key } of items) {
         if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
         const read = source.stats.chunks - from;

@@ -21,8 +21,7 @@ import {
   listOrder,
   MAIN_FACET_FIELDS,
   mainPartition,
-  ORDERED_POSTING_DIMENSIONS,
-  ORDERED_POSTING_SORTS,
+  ORDERED_POSTINGS,
   POSTING_DIMENSIONS,
   postingPartition,
   storeParticipant,
@@ -84,12 +83,12 @@ function postingPartitionsOf(item: ParticipantListItem): string[][] {
   return out;
 }
 
-/** The posting lists in other orders an item is in (ORDERED_POSTING_DIMENSIONS with a value), with the order. */
+/** The posting lists in other orders an item is in (ORDERED_POSTINGS of the dimensions it has a value of), with the order. */
 function orderedPostingsOf(item: ParticipantListItem): Array<{ partition: string[]; sort: ParticipantSort }> {
   const out: Array<{ partition: string[]; sort: ParticipantSort }> = [];
-  for (const dim of ORDERED_POSTING_DIMENSIONS) {
+  for (const dim of POSTING_DIMENSIONS) {
     const v = postingValue(item, dim);
-    if (v !== null) for (const sort of ORDERED_POSTING_SORTS) out.push({ partition: postingPartition(dim, v, sort), sort });
+    if (v !== null) for (const sort of ORDERED_POSTINGS[dim]) out.push({ partition: postingPartition(dim, v, sort), sort });
   }
   return out;
 }
@@ -246,11 +245,11 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     w.finish();
   }
 
-  // The posting lists of smp and ap in the name and country orders: one pass per dimension and order,
-  // grouped by value (plan.ts ORDERED_POSTING_DIMENSIONS).
-  for (const dim of ORDERED_POSTING_DIMENSIONS) {
+  // The posting lists in other orders: one pass per dimension and order, grouped by value (plan.ts
+  // ORDERED_POSTINGS).
+  for (const dim of POSTING_DIMENSIONS) {
     const col = POSTING_COLUMN[dim];
-    for (const sort of ORDERED_POSTING_SORTS) {
+    for (const sort of ORDERED_POSTINGS[dim]) {
       const sql = `SELECT ${col} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${col} IS NOT NULL ORDER BY ${col}, ${orderSql(listOrder(sort))}`;
       lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v, sort), sort, seatNames);
     }
