@@ -19,9 +19,9 @@
 // The edge policy is the `edge` member of the served snapshot.json, exactly as in the Cloudflare Worker
 // (src/edge/snapshot-policy.ts, shared). Rate limits are the in-process counters of each Lambda
 // instance; a hard limit across instances belongs to AWS WAF rate-based rules in front of CloudFront.
-import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { createSnapshotEdge, misconfigured, type EdgeLog, type SnapshotEdge } from '../edge/snapshot-policy.js';
-import type { FileReader } from '../edge/types.js';
+import type { FileReader, FileStat } from '../edge/types.js';
 import { inflateSync } from './inflate.js';
 
 /** Timeouts of one S3 request (ms); the SDK retries a failed read (3 attempts in all). */
@@ -122,9 +122,29 @@ export function s3Reader(client: S3Client, bucket: string, prefix: string): File
       throw e;
     }
   }
+  const missing = (e: unknown): boolean => nameOf(e) === 'NoSuchKey' || nameOf(e) === 'NotFound' || statusOf(e) === 404;
   return {
     read: (path) => get(path),
     readPrefix: (path, length) => get(path, `bytes=0-${Math.max(0, length - 1)}`),
+    async stat(path: string): Promise<FileStat | null> {
+      try {
+        const res = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: prefix + path }));
+        return res.ContentLength !== undefined && res.ETag !== undefined ? { size: res.ContentLength, etag: res.ETag } : null;
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      }
+    },
+    async readRange(path: string, start: number, length: number, etag: string): Promise<ReadableStream<Uint8Array> | null> {
+      try {
+        const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: prefix + path, Range: `bytes=${start}-${start + length - 1}`, IfMatch: etag }));
+        return res.Body ? res.Body.transformToWebStream() : null;
+      } catch (e) {
+        // 412: rewritten since stat.
+        if (missing(e) || statusOf(e) === 412 || nameOf(e) === 'PreconditionFailed') return null;
+        throw e;
+      }
+    },
   };
 }
 
