@@ -20,7 +20,7 @@ import { runPublish, type PublishSummary } from '../src/publish/index.js';
 import { runBuild } from '../src/render/build.js';
 import type { FunctionUrlEvent, FunctionUrlHandler, FunctionUrlResult } from '../src/serve/lambda.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
-import { describeE2e, type RequestInitLike, type ResponseLike, type SendFn } from './helpers/e2e-suite.js';
+import { BULK_SAMPLE, describeE2e, type RequestInitLike, type ResponseLike, type SendFn } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
 import { S3RVER_CREDENTIALS, startS3rver, type S3Server } from './helpers/s3.js';
 import { oracleAnswer, snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
@@ -165,6 +165,7 @@ beforeAll(async () => {
   // openapi.json, which the edge regenerates from its components.schemas, broken the same way.
   const client = new S3Client({ endpoint: s3.endpoint, forcePathStyle: true, region: 'us-east-1', requestChecksumCalculation: 'WHEN_REQUIRED' });
   for (const key of ['binary/.well-known/api-catalog', 'binary/openapi.json']) await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: BINARY }));
+  await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `demo/${BULK_SAMPLE.path}`, Body: BULK_SAMPLE.bytes }));
   client.destroy();
 
   // The bundle, as Lambda loads it; its `handler` reads process.env on first use.
@@ -209,6 +210,7 @@ describeE2e('Lambda (function URL events, S3 via s3rver): every endpoint equals 
   baseUrl: demoBase,
   origin: `https://${FUNCTION_URL_HOST}`,
   policy: edgePolicyOf(snapshotInfo(demoOut).edge),
+  bulkSample: true,
 }));
 
 describe('Lambda: the function URL adapter', () => {

@@ -48,5 +48,5 @@ export function sparkline(series: ReadonlyArray<number | null>, what: string, un
   });
   const w = (series.length - 1) * STEP;
   // A lone measured slot between gaps draws as a dot (a zero-length line with round caps).
-  return `<svg role="img" class="spark" viewBox="0 0 ${w} ${HEIGHT + 2}" width="${w}" height="${HEIGHT + 2}"><title>${alt}</title>${d === '' ? '' : `<path d="${d}"/>`}</svg>`;
+  return `<svg role="img" class="spark" viewBox="0 0 ${w} ${HEIGHT + 2}" width="${w}" height="${HEIGHT + 2}" preserveAspectRatio="none"><title>${alt}</title>${d === '' ? '' : `<path d="${d}"/>`}</svg>`;
 }

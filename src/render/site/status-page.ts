@@ -132,11 +132,11 @@ function mean(series: ReadonlyArray<number | null>): string {
 /** The table of hosts with their verdict and both sparklines. */
 function hostTable(hosts: readonly StatusHost[], caption: string, root: string): Html {
   const rows = hosts.map(
-    (h) => html`<tr><th scope="row"><a href="${root}v1/hosts/${h.hostname}">${h.hostname}</a></th><td>${h.role ?? '–'}</td>${verdictCell(h.verdict)}<td class="n">${mean(h.hourly)}</td><td>${new Html(sparkline(h.hourly, 'last 24 hours', 'hours'))}</td><td class="n wide">${mean(h.daily)}</td><td class="wide">${new Html(sparkline(h.daily, 'last 30 days', 'days'))}</td></tr>\n`,
+    (h) => html`<tr><th scope="row"><a href="${root}v1/hosts/${h.hostname}">${h.hostname}</a></th><td class="wide">${h.role ?? '–'}</td>${verdictCell(h.verdict)}<td class="n">${mean(h.hourly)}</td><td>${new Html(sparkline(h.hourly, 'last 24 hours', 'hours'))}</td><td class="n wide">${mean(h.daily)}</td><td class="wide">${new Html(sparkline(h.daily, 'last 30 days', 'days'))}</td></tr>\n`,
   );
   return html`<div class="table"><table>
 <caption>${caption}</caption>
-<thead><tr><th scope="col">Host</th><th scope="col">Role</th><th scope="col">Now</th><th scope="col" class="n">24 h</th><th scope="col">Hourly</th><th scope="col" class="n wide">30 d</th><th scope="col" class="wide">Daily</th></tr></thead>
+<thead><tr><th scope="col">Host</th><th scope="col" class="wide">Role</th><th scope="col">Now</th><th scope="col" class="n">24 h</th><th scope="col">Hourly</th><th scope="col" class="n wide">30 d</th><th scope="col" class="wide">Daily</th></tr></thead>
 <tbody>
 ${rows}</tbody></table></div>`;
 }
