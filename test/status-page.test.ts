@@ -8,6 +8,7 @@ import { createKeyStore } from '../src/edge/api-keys.js';
 import { requestedRange, siteContentType, siteFileOf } from '../src/edge/site.js';
 import type { FileReader, FileStat } from '../src/edge/types.js';
 import { atomFeed, xmlText, type FeedEntry } from '../src/render/site/feed.js';
+import { checkSite } from '../src/render/site/index.js';
 import { ATTENTION_MAX, DAYS, HOURS, HOSTS_PER_PAGE, statusPages, type StatusData, type StatusHost } from '../src/render/site/status-page.js';
 import { sparkline } from '../src/render/site/sparkline.js';
 import { fill, html } from '../src/render/site/template.js';
@@ -121,6 +122,26 @@ describe('the Atom feed', () => {
     expect(xml).toContain('<title type="text">&lt;t&gt;</title>');
     expect(xml).toContain('href="https://x/v1/a?b=1&amp;c=2"');
     expect(xml).toContain('<link rel="self" type="application/atom+xml" href="https://x/feed.atom"/>');
+  });
+});
+
+describe('verify of the site', () => {
+  it('passes the rendered pages and feed, and names a missing, cut or malformed one', () => {
+    const files = new Map<string, string>(statusPages(synthetic(syntheticHosts(150))));
+    files.set('api.html', files.get('status/hosts-2.html')!);
+    files.set('status/style.css', 'body{}');
+    files.set('feed.atom', atomFeed([{ id: 'tag:x,2026:event:1', title: 't', updated: NOW, link: 'https://x/v1/events', summary: 's', category: 'c' }], 'https://x/', NOW));
+    const run = (edit: (m: Map<string, string>) => void): string[] => {
+      const m = new Map(files);
+      edit(m);
+      const failed: string[] = [];
+      checkSite(new Set(m.keys()), (p) => (m.has(p) ? Buffer.from(m.get(p)!) : null), (p, why) => failed.push(`${p}: ${why}`));
+      return failed;
+    };
+    expect(run(() => {})).toEqual([]);
+    expect(run((m) => m.delete('status/style.css'))).toEqual(['status/style.css: missing from the manifest (the site)']);
+    expect(run((m) => m.set('index.html', m.get('index.html')!.slice(0, 5000)))).toEqual(['index.html: not a whole HTML page with one h1']);
+    expect(run((m) => m.set('feed.atom', m.get('feed.atom')!.replace('</entry>', '')))).toEqual(['feed.atom: not an Atom feed of at most FEED_ENTRIES whole entries']);
   });
 });
 
