@@ -393,6 +393,7 @@ export async function runServe(flags: ServeCommandOptions, config: EdgeConfig, l
   });
   const rl = policy.rate_limit === 'off' ? 'off' : `${policy.rate_limit.requests}/${policy.rate_limit.window_seconds}s`;
   log(`peppol-snapshot serve: listening on ${server.url} (snapshot ${out}; access ${policy.access.mode}${keys ? `, ${keys.size} key(s)` : ''}; rate limit ${rl})`);
+  log(`  status page: ${server.url}/`);
   log(`  try: ${server.url}/v1/network  ${server.url}/v1/hosts  ${server.url}/v1/incidents?status=open  ${server.url}/v1/events?limit=5  ${server.url}/v1/participants?country=BE&limit=3  ${server.url}/v1/sml  ${server.url}/openapi.json`);
 
   await new Promise<void>((ok) => {
