@@ -314,7 +314,7 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
     if (body !== null) return new Response(body, { status, headers: h });
     // Rewritten between stat and read (a build replaced it): once more, from the new version.
     if (retried) throw new Error(`${file} keeps changing while it is read`);
-    for (const k of ['Content-Range', 'Content-Length', 'ETag']) h.delete(k);
+    for (const k of ['Accept-Ranges', 'Cache-Control', 'Content-Range', 'Content-Length', 'Content-Type', 'ETag']) h.delete(k);
     return siteResponse(request, method, h, file, true);
   }
 

@@ -7,8 +7,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { escapeHtml } from '../../api/problem-pages.js';
 
-export { escapeHtml };
-
 /** HTML built by the renderer (its data escaped already), as opposed to text to escape. */
 export class Html {
   constructor(readonly html: string) {}
