@@ -195,8 +195,32 @@ export function requestOf(event: FunctionUrlEvent): Request {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/**
+ * Largest body the adapter returns: a function URL (BUFFERED) answers at most 6 MB, and a binary body
+ * goes base64-encoded (4/3 of its bytes). A larger one (a whole bulk file: route /bulk/* to S3 in
+ * CloudFront, docs/edge.md "Site files") is never read into memory.
+ */
+export const FUNCTION_URL_MAX_BODY = 4 * 1024 * 1024;
+
+/** The answer to a body too large for a function URL: 500, the reason in the log. */
+function tooLarge(bytes: number, log: EdgeLog | undefined): FunctionUrlResult {
+  (log ?? console).error(`peppol-snapshot edge: an answer of ${bytes} bytes is over what a function URL returns (${FUNCTION_URL_MAX_BODY}); serve /bulk/* from S3 (docs/edge.md "Site files")`);
+  const body = JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'The answer is too large for this server; ask for a byte range of at most 4 MiB (Range: bytes=a-b).' });
+  return {
+    statusCode: 500,
+    headers: { 'content-type': 'application/problem+json', 'access-control-allow-origin': '*', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(body)) },
+    body,
+    isBase64Encoded: false,
+  };
+}
+
 /** The function URL response of a Web Response: text when the body is UTF-8, else base64; HEAD without a body. */
-export async function resultOf(response: Response, method: string): Promise<FunctionUrlResult> {
+export async function resultOf(response: Response, method: string, log?: EdgeLog): Promise<FunctionUrlResult> {
+  const length = Number(response.headers.get('content-length') ?? 0);
+  if (method !== 'HEAD' && length > FUNCTION_URL_MAX_BODY) {
+    await response.body?.cancel();
+    return tooLarge(length, log);
+  }
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     if (name !== 'set-cookie') headers[name] = value; // Headers joins repeated values with ", "
@@ -259,7 +283,7 @@ export function createLambdaHandler(env: Readonly<Record<string, string | undefi
       return unreadable();
     }
     const response = await edge(request, clientAddressOf(event, clientAddress), rawTargetOf(event));
-    return resultOf(response, request.method);
+    return resultOf(response, request.method, opts.log);
   };
 }
 
