@@ -138,6 +138,11 @@ export function s3Reader(client: S3Client, bucket: string, prefix: string): File
     async readRange(path: string, start: number, length: number, etag: string): Promise<ReadableStream<Uint8Array> | null> {
       try {
         const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: prefix + path, Range: `bytes=${start}-${start + length - 1}`, IfMatch: etag }));
+        // Never other bytes under the headers of the range (a store that ignores part of the Range).
+        if (res.ContentLength !== length) {
+          await res.Body?.transformToWebStream().cancel();
+          throw new Error(`${path}: asked for ${length} bytes from ${start}, the store answered ${res.ContentLength ?? 'an unknown number of'} bytes`);
+        }
         return res.Body ? res.Body.transformToWebStream() : null;
       } catch (e) {
         // 412: rewritten since stat.

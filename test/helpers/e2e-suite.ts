@@ -912,7 +912,7 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
       if (bulkSample) expect(whole.headers.get('content-type')).toBe('application/vnd.apache.parquet');
       const etag = whole.headers.get('etag')!;
       const cases: [range: string, start: number, end: number][] = [
-        ['bytes=0-0', 0, 0],
+        ['bytes=0-1', 0, 1], // (not bytes=0-0: s3rver, the Lambda test's S3, reads a last byte of 0 as none)
         ['bytes=1000-1999', 1000, 1999],
         [`bytes=${size - 10}-${size + 1000}`, size - 10, size - 1], // the end past the file is clamped
         ['bytes=250-', 250, size - 1],
