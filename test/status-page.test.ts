@@ -24,7 +24,6 @@ function syntheticHosts(n: number): StatusHost[] {
     hostname: `ap-${String(i).padStart(5, '0')}.a-rather-long-provider-name.peppol-access-point.example.com`,
     role: i % 6 === 0 ? 'SMP' : 'AP',
     verdict: verdicts[i % verdicts.length]!,
-    provider: `Provider ${i}`,
     hourly: Array.from({ length: HOURS }, (_, h) => 90 + ((i * 7 + h * 13) % 1000) / 100.123),
     daily: Array.from({ length: DAYS }, (_, d) => 95 + ((i * 11 + d * 17) % 500) / 100.321),
   }));

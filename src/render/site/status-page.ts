@@ -2,7 +2,7 @@
 // `status/hosts-<n>.html`, rendered from templates/status/ at every build from the database state the
 // API files come from (the oracle's readers). `statusData` reads; `statusPages` renders, pure, so that
 // the size bound is tested on any number of hosts.
-import { hostsResponse, hostVerdictCounts, hostIncidents, openIncidentCount, uptimePct, type IncidentView } from '../../derive/hosts/read.js';
+import { hostIncidents, hostVerdicts, openIncidentCount, uptimePct, type IncidentView } from '../../derive/hosts/read.js';
 import { ROLLUP_TABLES } from '../../derive/hosts/rollup.js';
 import { anomalyCount, anomalyList, type AnomalyView } from '../../derive/anomalies.js';
 import { smlResponse, type ZoneStatusView } from '../../derive/zones.js';
@@ -29,7 +29,6 @@ export interface StatusHost {
   hostname: string;
   role: string | null;
   verdict: Verdict;
-  provider: string | null;
   /** Uptime % per hour, oldest first (HOURS slots, the last the current hour); null: not measured. */
   hourly: (number | null)[];
   /** Uptime % per day, oldest first (DAYS slots, the last today). */
@@ -73,8 +72,8 @@ function uptimeSeries(db: Db, table: string, slot: number, slots: number, nowMs:
 
 /** What the status page shows, read from the database at `nowMs` (the same readers as the API's answers). */
 export function statusData(db: Db, nowMs: number): StatusData {
-  const hosts = hostsResponse(db, nowMs).items;
-  const v = hostVerdictCounts(db, nowMs);
+  // The hosts and verdicts of /v1/hosts and /v1/network (hostVerdictCounts counts these).
+  const hosts = hostVerdicts(db, nowMs);
   const hourly = uptimeSeries(db, ROLLUP_TABLES.hourly, HOUR_MS, HOURS, nowMs);
   const daily = uptimeSeries(db, ROLLUP_TABLES.daily, DAY_MS, DAYS, nowMs);
   const empty = (n: number): null[] => new Array<null>(n).fill(null);
@@ -88,21 +87,13 @@ export function statusData(db: Db, nowMs: number): StatusData {
     if (anomalies.length === ANOMALIES_MAX) break;
     anomalies.push(item);
   }
+  const count = (v: Verdict) => hosts.filter((h) => h.verdict === v).length;
   return {
     generatedAt: apiTs(nowMs),
-    counts: { ...v, unknown: hosts.length - v.up - v.degraded - v.down },
+    counts: { up: count('up'), degraded: count('degraded'), down: count('down'), unknown: count(null) },
     openIncidents: openIncidentCount(db),
     anomalies24h: anomalyCount(db, nowMs - 24 * HOUR_MS, nowMs),
-    hosts: hosts
-      .map((h) => ({
-        hostname: h.hostname,
-        role: h.role,
-        verdict: h.verdict,
-        provider: h.provider?.trade_name ?? null,
-        hourly: hourly.get(h.hostname) ?? empty(HOURS),
-        daily: daily.get(h.hostname) ?? empty(DAYS),
-      }))
-      .sort((a, b) => (a.hostname < b.hostname ? -1 : a.hostname > b.hostname ? 1 : 0)),
+    hosts: hosts.map((h) => ({ ...h, hourly: hourly.get(h.hostname) ?? empty(HOURS), daily: daily.get(h.hostname) ?? empty(DAYS) })),
     zones: smlResponse(db, nowMs).zones,
     incidents,
     anomalies,
