@@ -12,6 +12,7 @@ import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
 import { benchPublish, s3ServerChild } from './publish.js';
 import { snapshotBytes } from './snapshot.js';
+import { benchStatus } from './status.js';
 
 const self = fileURLToPath(import.meta.url);
 const machine = () => `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
@@ -44,6 +45,16 @@ program
   .option('--full', 'recompute everything instead of from the watermark')
   .action((o: { db: string; full?: boolean }) => {
     const r = benchDerive(o.db, o.full ?? false, progressLog(1));
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('status')
+  .description("the status page and the feed over a derived database (read-only): seconds to read and render, each page's bytes")
+  .requiredOption('--db <file>', 'the SQLite database (derived)')
+  .requiredOption('--now <iso>', "the snapshot's clock")
+  .action((o: { db: string; now: string }) => {
+    const r = benchStatus(o.db, Date.parse(o.now));
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 

@@ -400,6 +400,14 @@ describe('edge', () => {
     ]);
   });
 
+  it('the site (the status page, the feed, the bulk downloads) stays outside the tiers', () => {
+    const rejected = ['/bulk/*', '/bulk/latest/datapackage.json', '/status/hosts-1.html', '/feed.atom', '/api.html', '/', '/*'];
+    const allowed = ['/v1/bulk', '/statusx', '/v1/status/*'];
+    const found = problems({ edge: { access: { mode: 'keyed', tiers: { market: [...rejected, ...allowed] } } } });
+    expect(found).toHaveLength(rejected.length);
+    rejected.forEach((entry, i) => expect(found[i]).toContain(`edge.access.tiers.market[${i}]: expected a pattern that leaves the keyless endpoints alone, got ${JSON.stringify(entry)}`));
+  });
+
   it('the problem type pages (/problems/*, a keyless pattern) stay outside the tiers, whatever pattern names them', () => {
     const rejected = ['/problems/*', '/problems/not-found', '/p*', '/*/not-found', '/problems/a/*'];
     const allowed = ['/problem', '/problemsx', '/v1/problems/*', '/v1/*/problems'];

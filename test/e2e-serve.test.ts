@@ -13,7 +13,7 @@ import { runBuild } from '../src/render/build.js';
 import { urlPathOfExact } from '../src/render/verify.js';
 import { startServe as startServeCli, type Served } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
-import { describeE2e } from './helpers/e2e-suite.js';
+import { BULK_SAMPLE, describeE2e } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
 import { snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
 
@@ -51,6 +51,8 @@ beforeAll(async () => {
   nowMs = Date.parse(smallDemo().now);
   out = snapshotTempDir('e2e-serve-');
   runBuild({ config: defaultConfig(), dbPath: copy.path, outDir: out, nowMs });
+  fs.mkdirSync(path.dirname(path.join(out, BULK_SAMPLE.path)), { recursive: true });
+  fs.writeFileSync(path.join(out, BULK_SAMPLE.path), BULK_SAMPLE.bytes);
   db = copy.open();
   baseUrl = snapshotInfo(out).base_url;
   server = await startServe(out);
@@ -82,6 +84,7 @@ describeE2e('serve: every endpoint over real HTTP equals the oracle', () => ({
   origin: server!.url,
   // startServe's flags over the built-in defaults
   policy: { ...defaultConfig().edge, rate_limit: 'off', access: { ...defaultConfig().edge.access, mode: 'open' } },
+  bulkSample: true,
 }));
 
 describe('serve over a directory filled by publish', () => {

@@ -20,7 +20,7 @@ import { runPublish, type PublishSummary } from '../src/publish/index.js';
 import { runBuild } from '../src/render/build.js';
 import type { FunctionUrlEvent, FunctionUrlHandler, FunctionUrlResult } from '../src/serve/lambda.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
-import { describeE2e, type RequestInitLike, type ResponseLike, type SendFn } from './helpers/e2e-suite.js';
+import { BULK_SAMPLE, describeE2e, type RequestInitLike, type ResponseLike, type SendFn } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
 import { S3RVER_CREDENTIALS, startS3rver, type S3Server } from './helpers/s3.js';
 import { oracleAnswer, snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
@@ -165,6 +165,8 @@ beforeAll(async () => {
   // openapi.json, which the edge regenerates from its components.schemas, broken the same way.
   const client = new S3Client({ endpoint: s3.endpoint, forcePathStyle: true, region: 'us-east-1', requestChecksumCalculation: 'WHEN_REQUIRED' });
   for (const key of ['binary/.well-known/api-catalog', 'binary/openapi.json']) await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: BINARY }));
+  await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `demo/${BULK_SAMPLE.path}`, Body: BULK_SAMPLE.bytes }));
+  await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `demo/${LARGE_BULK}`, Body: LARGE_BYTES }));
   client.destroy();
 
   // The bundle, as Lambda loads it; its `handler` reads process.env on first use.
@@ -209,9 +211,29 @@ describeE2e('Lambda (function URL events, S3 via s3rver): every endpoint equals 
   baseUrl: demoBase,
   origin: `https://${FUNCTION_URL_HOST}`,
   policy: edgePolicyOf(snapshotInfo(demoOut).edge),
+  bulkSample: true,
 }));
 
+/** A bulk file over what a function URL returns (FUNCTION_URL_MAX_BODY). */
+const LARGE_BULK = 'bulk/e2e/large.ndjson.gz';
+const LARGE_BYTES = new Uint8Array(5 * 1024 * 1024).map((_, i) => (i * 7919) % 251);
+
 describe('Lambda: the function URL adapter', () => {
+  it('answers ranges of a bulk file over 4 MiB, and refuses its whole body (a function URL returns at most 6 MB) without reading it', async () => {
+    const range = await call(lambda.handler, `/${LARGE_BULK}`, { headers: { Range: 'bytes=4194000-4194999' } });
+    expect(range.status).toBe(206);
+    expect(range.headers.get('content-range')).toBe(`bytes 4194000-4194999/${LARGE_BYTES.length}`);
+    expect(range.result.isBase64Encoded).toBe(true);
+    expect(Buffer.from(range.result.body, 'base64').equals(Buffer.from(LARGE_BYTES.subarray(4194000, 4195000)))).toBe(true);
+    const head = await call(lambda.handler, `/${LARGE_BULK}`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(LARGE_BYTES.length));
+    const whole = await call(lambda.handler, `/${LARGE_BULK}`);
+    expect(whole.status).toBe(500);
+    expect(whole.headers.get('content-type')).toBe('application/problem+json');
+    expect(JSON.parse(whole.text)).toMatchObject({ status: 500, detail: expect.stringContaining('Range: bytes=a-b') });
+  });
+
   it('takes the raw target: encoded characters in the query and the path reach the resolver as sent', async () => {
     const hosts = JSON.parse((await call(lambda.handler, '/v1/hosts')).text) as { items: { hostname: string }[] };
     const host = hosts.items[0]!.hostname;

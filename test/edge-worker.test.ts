@@ -17,7 +17,7 @@ import { edgePolicyOf } from '../src/edge/policy.js';
 import { runBuild } from '../src/render/build.js';
 import { batchingBucket, BUCKET_LOADER_SCRIPT, fillBucket, type BucketWriter } from './helpers/bucket.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
-import { describeE2e, type RequestInitLike, type ResponseLike } from './helpers/e2e-suite.js';
+import { BULK_SAMPLE, describeE2e, type RequestInitLike, type ResponseLike } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
 import { parseJsonc } from './helpers/jsonc.js';
 import { snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
@@ -173,6 +173,7 @@ beforeAll(async () => {
   // a snapshot of a build from before snapshot.json carried the policy
   await bucket.put('old/snapshot.json', editedInfo(limitedOut, (i) => delete i.edge));
   await bucket.put('outside.json', new TextEncoder().encode('{"secret":true}'));
+  await bucket.put(`demo/${BULK_SAMPLE.path}`, BULK_SAMPLE.bytes);
 
   // "Follows the snapshot": both Workers read snapshot.json now (one counted request each), then a new
   // snapshot.json is published; the test near the end looks again once the Worker's 10 s have passed.
@@ -231,6 +232,7 @@ describeE2e('Worker (workerd, R2): every endpoint equals the oracle', () => ({
   baseUrl: demoBase,
   origin: 'http://demo.edge.test',
   policy: edgePolicyOf(snapshotInfo(demoOut).edge),
+  bulkSample: true,
 }));
 
 describe('Worker: the policy of the snapshot it serves', () => {

@@ -6,9 +6,16 @@
 // Matching is on the path only (no query string) and is case-sensitive.
 
 /**
- * Endpoints the spec makes keyless, as path patterns: they never belong to an access tier. The
- * discovery endpoints include the problem type pages (`/problems/<name>`), which every problem's `type`
- * links to, so a client without a key can read why it was refused.
+ * The site: the status page (`/`) and its pages and stylesheet, the readable API description, the Atom
+ * feed and the bulk downloads (src/edge/site.ts). Files for people and open-data tools, not API
+ * endpoints: no route of the table matches them, and they are keyless (public open data).
+ */
+export const SITE_PATHS: readonly string[] = ['/', '/status/*', '/api.html', '/feed.atom', '/bulk/*'];
+
+/**
+ * Endpoints the spec makes keyless, as path patterns, and the site: they never belong to an access
+ * tier. The discovery endpoints include the problem type pages (`/problems/<name>`), which every
+ * problem's `type` links to, so a client without a key can read why it was refused.
  */
 export const KEYLESS_PATHS: readonly string[] = [
   '/health',
@@ -18,6 +25,7 @@ export const KEYLESS_PATHS: readonly string[] = [
   '/openapi.json',
   '/.well-known/api-catalog',
   '/problems/*',
+  ...SITE_PATHS,
 ];
 
 /** Characters allowed in a path pattern: RFC 3986 path characters plus `*`. */

@@ -9,7 +9,8 @@
 //   3. request target checks (hostile input: 400, overlong: 414) — before any file is touched;
 //   4. method: OPTIONS answers the CORS preflight (204), anything but GET/HEAD is 405;
 //   5. access (keyed mode: 403 without a valid key of the route's tier);
-//   6. /health, /health/db, /openapi.json (regenerated for this policy), else the resolver; then
+//   6. /health, /health/db, /openapi.json (regenerated for this policy), the site's files (status page,
+//      feed, bulk downloads: as stored, with byte ranges; src/edge/site.ts), else the resolver; then
 //      ETag / If-None-Match (304) and HEAD.
 // Every response carries Access-Control-Allow-Origin: * and the rate-limit headers.
 import { isKeylessPath, matchPathPattern } from '../config/patterns.js';
@@ -18,6 +19,7 @@ import { sha256Etag } from './etag.js';
 import { OPENAPI_FILE, OPENAPI_PATH, openApiResponder } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, problemDoc, quotaExceededDoc, type EdgeProblemName, type ProblemDoc } from './problem.js';
 import { FixedWindowLimiter, ipIdentity, type Take } from './ratelimit.js';
+import { requestedRange, SITE_CACHE_CLASS, siteContentType, siteFileOf } from './site.js';
 import { checkTarget, isSafeFilePath } from './target.js';
 import type { Answer, CacheClass, EdgePolicy, FileReader, KeyEntry, KeyStore, Resolve, Tier } from './types.js';
 
@@ -110,6 +112,12 @@ function guarded(files: FileReader): FileReader {
   };
   const prefix = files.readPrefix?.bind(files);
   if (prefix) g.readPrefix = (path: string, length: number) => (isSafeFilePath(path) ? prefix(path, length) : refuse(path));
+  const stat = files.stat?.bind(files);
+  const range = files.readRange?.bind(files);
+  if (stat && range) {
+    g.stat = (path: string) => (isSafeFilePath(path) ? stat(path) : refuse(path));
+    g.readRange = (path: string, start: number, length: number, etag: string) => (isSafeFilePath(path) ? range(path, start, length, etag) : refuse(path));
+  }
   return g;
 }
 
@@ -262,6 +270,54 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
     };
   }
 
+  /**
+   * A site file as stored (src/edge/site.ts): 200, or 206 for one satisfiable byte range (416 for a
+   * range holding no byte of it), `Accept-Ranges: bytes`, the store's validator as ETag. A reader with
+   * `stat` and `readRange` streams the bytes asked for and nothing else; any other reads the file.
+   * Null when the snapshot has no such file (then the resolver's 404).
+   */
+  async function siteResponse(request: Request, method: string, h: Headers, file: string, retried = false): Promise<Response | null> {
+    let size: number;
+    let etag: string;
+    let whole: Uint8Array | null = null;
+    if (files.stat && files.readRange) {
+      const st = await files.stat(file);
+      if (!st) return null;
+      ({ size, etag } = st);
+    } else {
+      whole = await files.read(file);
+      if (!whole) return null;
+      size = whole.length;
+      etag = await sha256Etag(whole);
+    }
+    h.set('Cache-Control', CACHE_CONTROL[SITE_CACHE_CLASS]);
+    h.set('Accept-Ranges', 'bytes');
+    h.set('ETag', etag);
+    const inm = request.headers.get('if-none-match');
+    if (inm !== null && etagMatches(inm, etag)) return new Response(null, { status: 304, headers: h });
+    // If-Range (RFC 9110 §13.1.5): a range of the version the client holds, else the whole file.
+    const ifRange = request.headers.get('if-range');
+    const range = requestedRange(ifRange === null || ifRange.trim() === etag ? request.headers.get('range') : null, size);
+    if (range === 'unsatisfiable') {
+      h.set('Content-Range', `bytes */${size}`);
+      h.delete('ETag');
+      return problem(h, method, { type: 'about:blank', title: 'Range Not Satisfiable', status: 416, detail: `The file has ${size} bytes; the range asked for holds none of them.` });
+    }
+    const part = range ?? { start: 0, length: size };
+    h.set('Content-Type', siteContentType(file));
+    h.set('Content-Length', String(part.length));
+    if (range) h.set('Content-Range', `bytes ${part.start}-${part.start + part.length - 1}/${size}`);
+    const status = range ? 206 : 200;
+    if (method === 'HEAD') return new Response(null, { status, headers: h });
+    if (whole) return new Response(whole.subarray(part.start, part.start + part.length), { status, headers: h });
+    const body = part.length === 0 ? new Uint8Array(0) : await files.readRange!(file, part.start, part.length, etag);
+    if (body !== null) return new Response(body, { status, headers: h });
+    // Rewritten between stat and read (a build replaced it): once more, from the new version.
+    if (retried) throw new Error(`${file} keeps changing while it is read`);
+    for (const k of ['Accept-Ranges', 'Cache-Control', 'Content-Range', 'Content-Length', 'Content-Type', 'ETag']) h.delete(k);
+    return siteResponse(request, method, h, file, true);
+  }
+
   return async function handle(request: Request, clientIp: string, rawTarget?: string): Promise<Response> {
     const method = request.method.toUpperCase();
     const t = now();
@@ -344,9 +400,13 @@ export function createHandler(opts: HandlerOptions): EdgeHandler {
       } else if (pathname === OPENAPI_PATH) {
         answer = await openApiAnswer(url.origin);
       } else {
+        const site = siteFileOf(pathname);
+        const served = site === null ? null : await siteResponse(request, method, h, site);
+        if (served) return served;
         answer = await opts.resolve({ url, routeId }, files);
       }
     } catch (e) {
+      for (const k of ['Accept-Ranges', 'Content-Range', 'ETag']) h.delete(k);
       opts.onError?.(e, request);
       return edgeProblem(h, method, 'internal-error', 'The request could not be answered; try again later.', pathname);
     }

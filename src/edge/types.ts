@@ -10,6 +10,24 @@ export interface FileReader {
    * /health/db read `generated_at` without loading a manifest of millions of entries.
    */
   readPrefix?(path: string, length: number): Promise<Uint8Array | null>;
+  /**
+   * Optional, with `readRange`: the file's size and a strong validator of its content (quoted), or
+   * null when it does not exist. Site files (the bulk downloads: hundreds of MB) are answered through
+   * these two, never read whole into memory (src/edge/site.ts).
+   */
+  stat?(path: string): Promise<FileStat | null>;
+  /**
+   * Optional, with `stat`: `length` bytes of the file from `start` as a stream, or null when the file
+   * does not exist or is no longer the version `etag` names (rewritten since `stat`).
+   */
+  readRange?(path: string, start: number, length: number, etag: string): Promise<ReadableStream<Uint8Array> | null>;
+}
+
+/** What `FileReader.stat` tells of a file. */
+export interface FileStat {
+  size: number;
+  /** Strong validator (quoted), e.g. the store's ETag. */
+  etag: string;
 }
 
 /** How long caches may keep an answer (docs/edge.md, "Caching"); `none` is never stored. */

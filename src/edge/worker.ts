@@ -16,11 +16,15 @@
 // the isolate unless a binding decides (docs/edge.md).
 import type { RateLimitPolicyName } from './handler.js';
 import { createSnapshotEdge, type SnapshotEdge } from './snapshot-policy.js';
-import type { FileReader } from './types.js';
+import type { FileReader, FileStat } from './types.js';
 
 /** The part of Cloudflare's R2Bucket binding the shim uses. */
 export interface R2BucketLike {
-  get(key: string, options?: { range?: { offset: number; length: number } }): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>;
+  get(
+    key: string,
+    options?: { range?: { offset: number; length: number }; onlyIf?: { etagMatches: string } },
+  ): Promise<{ arrayBuffer(): Promise<ArrayBuffer>; body?: ReadableStream<Uint8Array> } | null>;
+  head(key: string): Promise<{ size: number; httpEtag: string } | null>;
 }
 
 /** Cloudflare's rate limiting binding (`ratelimits` in the wrangler configuration). */
@@ -49,6 +53,15 @@ export function r2Reader(bucket: R2BucketLike, prefix = ''): FileReader {
     async readPrefix(path: string, length: number): Promise<Uint8Array | null> {
       const obj = await bucket.get(p + path, { range: { offset: 0, length } });
       return obj ? new Uint8Array(await obj.arrayBuffer()) : null;
+    },
+    async stat(path: string): Promise<FileStat | null> {
+      const head = await bucket.head(p + path);
+      return head ? { size: head.size, etag: head.httpEtag } : null;
+    },
+    async readRange(path: string, start: number, length: number, etag: string): Promise<ReadableStream<Uint8Array> | null> {
+      // R2 answers a failed precondition with the object's metadata and no body.
+      const obj = await bucket.get(p + path, { range: { offset: start, length }, onlyIf: { etagMatches: etag.replace(/^"|"$/g, '') } });
+      return obj?.body ?? null;
     },
   };
 }

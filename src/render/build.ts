@@ -22,6 +22,7 @@ import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RenderContext, type ListsReport, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
+import { renderSite, SITE_RENDER } from './site/index.js';
 import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
@@ -223,11 +224,9 @@ function renderWith(
     // for the snapshot's policy and base URL; the edge serves it regenerated from its components.schemas
     // for the policy in force and the origin serving it (src/edge/openapi.ts).
     const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
+    const openapi = openApiDocument({ baseUrl: render.base_url, serverUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations, schemas: componentSchemas() });
     const discovery: Record<string, () => void> = {
-      'discovery.openapi': () => {
-        const doc = openApiDocument({ baseUrl: render.base_url, serverUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations, schemas: componentSchemas() });
-        sink.put('openapi.json', jsonBody(doc), 'application/json', 'mutable');
-      },
+      'discovery.openapi': () => sink.put('openapi.json', jsonBody(openapi), 'application/json', 'mutable'),
       'discovery.api_catalog': () => sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url)), 'application/linkset+json', 'mutable'),
     };
     try {
@@ -242,6 +241,9 @@ function renderWith(
         progress(`render: ${route.id}`);
         timedRender(routes, route.id, () => renderRoute(ctx));
       }
+      // The status page, the feed and the API page: from the same database state (src/render/site/).
+      progress(`render: ${SITE_RENDER}`);
+      timedRender(routes, SITE_RENDER, () => renderSite(sink, { db, nowMs: opts.nowMs, baseUrl: render.base_url, openapi }));
       // The main thread's share of the route both threads render (src/render/offload.ts).
       if (offload !== null) {
         progress(`render: ${SHARED_ROUTE} (with the worker)`);

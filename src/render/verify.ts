@@ -25,6 +25,7 @@ import type { SortKey } from '../api/sort-keys.js';
 import type { ParticipantView, UptimeBucket } from '../api/schemas/index.js';
 import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
 import type { Manifest } from './manifest.js';
+import { checkSite } from './site/index.js';
 import { decodeStored, isGzip } from './stored.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participants/record.js';
@@ -177,6 +178,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
   }
   if (sum.files !== manifest.files) fail('manifest.json', `lists ${manifest.files} files, shards hold ${sum.files}`);
   for (const need of ['snapshot.json', 'openapi.json', '.well-known/api-catalog']) if (!listed.has(need)) fail(need, 'missing from the manifest');
+  checkSite(listed, read, fail);
   if (listed.has('v1/participants.json') && !listed.has(CUBE_PATH)) fail(CUBE_PATH, 'missing from the manifest (the participant list has no facet cube)');
 
   const eventIds = new Set<string>();

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import type { EdgeConfig, RateLimitConfig } from '../config/index.js';
 import { matchRoute } from '../api/routes/match.js';
 import { createResolve, snapshotInfoReader } from '../edge/resolve.js';
@@ -14,7 +15,7 @@ import { createHandler, EXPOSED_HEADERS } from '../edge/handler.js';
 import { problemDoc, type ProblemDoc } from '../edge/problem.js';
 import { KeyFileError, createKeyStore, parseKeyFile } from '../edge/api-keys.js';
 import { isSafeFilePath } from '../edge/target.js';
-import type { FileReader, KeyStore, Resolve } from '../edge/types.js';
+import type { FileReader, FileStat, KeyStore, Resolve } from '../edge/types.js';
 import { UsageError } from '../util/errors.js';
 
 export const DEFAULT_PORT = 8787;
@@ -47,6 +48,36 @@ export function directoryReader(root: string): FileReader {
         throw e;
       }
     },
+    async stat(rel: string): Promise<FileStat | null> {
+      const abs = inside(rel);
+      if (abs === null) return null;
+      try {
+        const st = await fs.promises.stat(abs);
+        return st.isFile() ? { size: st.size, etag: statEtag(st) } : null;
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      }
+    },
+    async readRange(rel: string, start: number, length: number, etag: string): Promise<ReadableStream<Uint8Array> | null> {
+      const abs = inside(rel);
+      if (abs === null) return null;
+      let fh: fs.promises.FileHandle;
+      try {
+        fh = await fs.promises.open(abs, 'r');
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      }
+      // The open file is the version `stat` saw, or it was replaced since (build renames files into place).
+      if (statEtag(await fh.stat()) !== etag) {
+        await fh.close();
+        return null;
+      }
+      const stream = fh.createReadStream({ start, end: start + length - 1, highWaterMark: 64 * 1024 }); // closes fh at its end
+      // Node's web stream type and the lib's are the same object at run time.
+      return Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
+    },
     async readPrefix(rel: string, length: number): Promise<Uint8Array | null> {
       const abs = inside(rel);
       if (abs === null) return null;
@@ -64,6 +95,11 @@ export function directoryReader(root: string): FileReader {
       }
     },
   };
+}
+
+/** A file's validator from its inode, size and modification time: build writes a new file and renames it into place. */
+function statEtag(st: fs.Stats): string {
+  return `"${st.ino.toString(16)}-${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`;
 }
 
 /** Parses `--rate-limit N/SECONDS` or `off`; keyed_multiplier is kept from the config. */
@@ -357,6 +393,7 @@ export async function runServe(flags: ServeCommandOptions, config: EdgeConfig, l
   });
   const rl = policy.rate_limit === 'off' ? 'off' : `${policy.rate_limit.requests}/${policy.rate_limit.window_seconds}s`;
   log(`peppol-snapshot serve: listening on ${server.url} (snapshot ${out}; access ${policy.access.mode}${keys ? `, ${keys.size} key(s)` : ''}; rate limit ${rl})`);
+  log(`  status page: ${server.url}/`);
   log(`  try: ${server.url}/v1/network  ${server.url}/v1/hosts  ${server.url}/v1/incidents?status=open  ${server.url}/v1/events?limit=5  ${server.url}/v1/participants?country=BE&limit=3  ${server.url}/v1/sml  ${server.url}/openapi.json`);
 
   await new Promise<void>((ok) => {

@@ -19,9 +19,9 @@
 // The edge policy is the `edge` member of the served snapshot.json, exactly as in the Cloudflare Worker
 // (src/edge/snapshot-policy.ts, shared). Rate limits are the in-process counters of each Lambda
 // instance; a hard limit across instances belongs to AWS WAF rate-based rules in front of CloudFront.
-import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { createSnapshotEdge, misconfigured, type EdgeLog, type SnapshotEdge } from '../edge/snapshot-policy.js';
-import type { FileReader } from '../edge/types.js';
+import type { FileReader, FileStat } from '../edge/types.js';
 import { inflateSync } from './inflate.js';
 
 /** Timeouts of one S3 request (ms); the SDK retries a failed read (3 attempts in all). */
@@ -122,9 +122,34 @@ export function s3Reader(client: S3Client, bucket: string, prefix: string): File
       throw e;
     }
   }
+  const missing = (e: unknown): boolean => nameOf(e) === 'NoSuchKey' || nameOf(e) === 'NotFound' || statusOf(e) === 404;
   return {
     read: (path) => get(path),
     readPrefix: (path, length) => get(path, `bytes=0-${Math.max(0, length - 1)}`),
+    async stat(path: string): Promise<FileStat | null> {
+      try {
+        const res = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: prefix + path }));
+        return res.ContentLength !== undefined && res.ETag !== undefined ? { size: res.ContentLength, etag: res.ETag } : null;
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      }
+    },
+    async readRange(path: string, start: number, length: number, etag: string): Promise<ReadableStream<Uint8Array> | null> {
+      try {
+        const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: prefix + path, Range: `bytes=${start}-${start + length - 1}`, IfMatch: etag }));
+        // Never other bytes under the headers of the range (a store that ignores part of the Range).
+        if (res.ContentLength !== length) {
+          await res.Body?.transformToWebStream().cancel();
+          throw new Error(`${path}: asked for ${length} bytes from ${start}, the store answered ${res.ContentLength ?? 'an unknown number of'} bytes`);
+        }
+        return res.Body ? res.Body.transformToWebStream() : null;
+      } catch (e) {
+        // 412: rewritten since stat.
+        if (missing(e) || statusOf(e) === 412 || nameOf(e) === 'PreconditionFailed') return null;
+        throw e;
+      }
+    },
   };
 }
 
@@ -175,8 +200,32 @@ export function requestOf(event: FunctionUrlEvent): Request {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/**
+ * Largest body the adapter returns: a function URL (BUFFERED) answers at most 6 MB, and a binary body
+ * goes base64-encoded (4/3 of its bytes). A larger one (a whole bulk file: route /bulk/* to S3 in
+ * CloudFront, docs/edge.md "Site files") is never read into memory.
+ */
+export const FUNCTION_URL_MAX_BODY = 4 * 1024 * 1024;
+
+/** The answer to a body too large for a function URL: 500, the reason in the log. */
+function tooLarge(bytes: number, log: EdgeLog | undefined): FunctionUrlResult {
+  (log ?? console).error(`peppol-snapshot edge: an answer of ${bytes} bytes is over what a function URL returns (${FUNCTION_URL_MAX_BODY}); serve /bulk/* from S3 (docs/edge.md "Site files")`);
+  const body = JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'The answer is too large for this server; ask for a byte range of at most 4 MiB (Range: bytes=a-b).' });
+  return {
+    statusCode: 500,
+    headers: { 'content-type': 'application/problem+json', 'access-control-allow-origin': '*', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(body)) },
+    body,
+    isBase64Encoded: false,
+  };
+}
+
 /** The function URL response of a Web Response: text when the body is UTF-8, else base64; HEAD without a body. */
-export async function resultOf(response: Response, method: string): Promise<FunctionUrlResult> {
+export async function resultOf(response: Response, method: string, log?: EdgeLog): Promise<FunctionUrlResult> {
+  const length = Number(response.headers.get('content-length') ?? 0);
+  if (method !== 'HEAD' && length > FUNCTION_URL_MAX_BODY) {
+    await response.body?.cancel();
+    return tooLarge(length, log);
+  }
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     if (name !== 'set-cookie') headers[name] = value; // Headers joins repeated values with ", "
@@ -239,7 +288,7 @@ export function createLambdaHandler(env: Readonly<Record<string, string | undefi
       return unreadable();
     }
     const response = await edge(request, clientAddressOf(event, clientAddress), rawTargetOf(event));
-    return resultOf(response, request.method);
+    return resultOf(response, request.method, opts.log);
   };
 }
 

@@ -60,7 +60,28 @@ export interface E2eTarget {
   origin: string;
   /** The edge policy in force (serve's flags may override the snapshot's). */
   policy: EdgePolicy;
+  /** The test placed BULK_SAMPLE in the served snapshot (it is no file of a build). */
+  bulkSample?: boolean;
 }
+
+/**
+ * A bulk download as the open-data tools read it, by byte ranges: placed by each test in the served
+ * snapshot (a file `build` does not write), 300,000 bytes of a fixed pseudo-random sequence.
+ */
+export const BULK_SAMPLE = {
+  path: 'bulk/e2e/sample.parquet',
+  bytes: (() => {
+    const b = new Uint8Array(300_000);
+    let x = 0x2545f491;
+    for (let i = 0; i < b.length; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      b[i] = x & 0xff;
+    }
+    return b;
+  })(),
+};
 
 /** The origin request targets are resolved against for the oracle (only the path and query matter). */
 const ORIGIN = 'http://e2e.test';
@@ -109,8 +130,11 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
     let origin: string;
     let policy: EdgePolicy;
     let send: SendFn;
+    let bulkSample = false;
     beforeAll(() => {
-      ({ db, out, nowMs, baseUrl, origin, policy, send } = target());
+      let t: E2eTarget;
+      ({ db, out, nowMs, baseUrl, origin, policy, send } = t = target());
+      bulkSample = t.bulkSample === true;
     });
 
     const seen = new Map<string, Seen>();
@@ -844,6 +868,86 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
       const head = await send('/v1/hosts/no-such-host.example', { method: 'HEAD' });
       expect(head.status).toBe(404);
       expect(new Uint8Array(await head.arrayBuffer()).length).toBe(0);
+    });
+
+    it('serves the site as built: the status page at /, its pages, the stylesheet, the API page and the feed', async () => {
+      const site: [target: string, file: string, type: string][] = [
+        ['/', 'index.html', 'text/html; charset=utf-8'],
+        ['/status/hosts-1.html', 'status/hosts-1.html', 'text/html; charset=utf-8'],
+        ['/status/style.css', 'status/style.css', 'text/css; charset=utf-8'],
+        ['/api.html', 'api.html', 'text/html; charset=utf-8'],
+        ['/feed.atom', 'feed.atom', 'application/atom+xml'],
+      ];
+      for (const [target, file, type] of site) {
+        const res = await send(target);
+        const body = new Uint8Array(await res.arrayBuffer());
+        expect(res.status, target).toBe(200);
+        expect(res.headers.get('content-type'), target).toBe(type);
+        expect(Buffer.from(body).equals(fs.readFileSync(path.join(out, file))), `${target}: the bytes of ${file}`).toBe(true);
+        expect(res.headers.get('access-control-allow-origin')).toBe('*');
+        expect(res.headers.get('accept-ranges')).toBe('bytes');
+        expect(res.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=300');
+        const etag = res.headers.get('etag');
+        expect(etag, target).toMatch(/^"[^"]+"$/);
+        const head = await send(target, { method: 'HEAD' });
+        expect(head.status).toBe(200);
+        expect(new Uint8Array(await head.arrayBuffer()).length).toBe(0);
+        expect(head.headers.get('content-length')).toBe(String(body.length));
+        expect(head.headers.get('etag')).toBe(etag);
+        const again = await send(target, { headers: { 'If-None-Match': etag! } });
+        expect(again.status, `If-None-Match ${target}`).toBe(304);
+      }
+      expect((await fetchRaw('/status/')).status).toBe(404);
+      expect((await fetchRaw('/bulk/none/such.parquet')).status).toBe(404);
+    });
+
+    it('answers byte ranges of site files (206, 416, If-Range) as DuckDB and Polars read bulk files over HTTP', async () => {
+      const { target, bytes } = bulkSample
+        ? { target: `/${BULK_SAMPLE.path}`, bytes: BULK_SAMPLE.bytes }
+        : { target: '/api.html', bytes: new Uint8Array(fs.readFileSync(path.join(out, 'api.html'))) };
+      const size = bytes.length;
+      const whole = await send(target);
+      expect(whole.status).toBe(200);
+      expect(Buffer.from(await whole.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+      if (bulkSample) expect(whole.headers.get('content-type')).toBe('application/vnd.apache.parquet');
+      const etag = whole.headers.get('etag')!;
+      const cases: [range: string, start: number, end: number][] = [
+        ['bytes=0-1', 0, 1], // (not bytes=0-0: s3rver, the Lambda test's S3, reads a last byte of 0 as none)
+        ['bytes=1000-1999', 1000, 1999],
+        [`bytes=${size - 10}-${size + 1000}`, size - 10, size - 1], // the end past the file is clamped
+        ['bytes=250-', 250, size - 1],
+        ['bytes=-8', size - 8, size - 1], // a footer, as a Parquet reader asks first
+        [`bytes=-${size * 2}`, 0, size - 1],
+      ];
+      for (const [range, start, end] of cases) {
+        const r = await send(target, { headers: { Range: range } });
+        expect(r.status, range).toBe(206);
+        expect(r.headers.get('content-range'), range).toBe(`bytes ${start}-${end}/${size}`);
+        expect(r.headers.get('content-length'), range).toBe(String(end - start + 1));
+        expect(r.headers.get('access-control-allow-origin')).toBe('*');
+        expect(Buffer.from(await r.arrayBuffer()).equals(Buffer.from(bytes.subarray(start, end + 1))), range).toBe(true);
+        const head = await send(target, { method: 'HEAD', headers: { Range: range } });
+        expect(head.status).toBe(206);
+        expect(head.headers.get('content-length')).toBe(String(end - start + 1));
+      }
+      for (const range of [`bytes=${size}-`, `bytes=${size + 5}-${size + 9}`, 'bytes=-0']) {
+        const r = await fetchRaw(target, { headers: { Range: range } });
+        expectProblem(r, 416);
+        expect(r.headers.get('content-range'), range).toBe(`bytes */${size}`);
+      }
+      // Ignored (RFC 9110 §14.2): another unit, several ranges, a range whose last byte is before its first.
+      for (const range of ['items=0-5', 'bytes=0-1,5-6', 'bytes=9-2']) {
+        const r = await send(target, { headers: { Range: range } });
+        expect(r.status, range).toBe(200);
+        expect(Number(r.headers.get('content-length'))).toBe(size);
+        await r.arrayBuffer();
+      }
+      const current = await send(target, { headers: { Range: 'bytes=10-19', 'If-Range': etag } });
+      expect(current.status).toBe(206);
+      await current.arrayBuffer();
+      const stale = await send(target, { headers: { Range: 'bytes=10-19', 'If-Range': '"an-older-version"' } });
+      expect(stale.status).toBe(200);
+      expect((await stale.arrayBuffer()).byteLength).toBe(size);
     });
 
     it('answers the CORS preflight with 204 and the allow headers, on any path', async () => {

@@ -146,6 +146,13 @@ function pageRows(db: Db, where: Where, dir: 'older' | 'newer', after: FeedKey |
     .all(...where.args, ...(from?.args ?? []), dir === 'older' ? limit + 1 : limit) as EventRow[];
 }
 
+/** The newest `n` events, newest first, as the feed's first page holds them (the status page's Atom feed). */
+export function newestEvents(db: Db, n: number): StoredEvent['e'][] {
+  return pageRows(db, { sql: [], args: [] }, 'older', undefined, n)
+    .slice(0, n)
+    .map((r) => globalEvent(db, r));
+}
+
 export const eventsListQuery: QueryFn<'events.list'> = (db, params, nowMs) => {
   const limit = params.limit;
   const types = params.type;

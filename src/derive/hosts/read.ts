@@ -251,13 +251,15 @@ export function hostsResponse(db: Db, nowMs: number): HostsResponse {
   };
 }
 
+/** Every monitored host with its verdict at nowMs (null: unknown), in hostname order. */
+export function hostVerdicts(db: Db, nowMs: number): { hostname: string; role: HostRole | null; verdict: Verdict | null }[] {
+  return monitoredHosts(db).map((h) => ({ hostname: h.hostname, role: h.role, verdict: hostStateAt(db, h.id, nowMs)?.verdict ?? null }));
+}
+
 /** Current host verdict counts (NetworkSummary.hosts); hosts whose verdict is unknown are not counted. */
 export function hostVerdictCounts(db: Db, nowMs: number): { up: number; down: number; degraded: number } {
   const out = { up: 0, down: 0, degraded: 0 };
-  for (const h of monitoredHosts(db)) {
-    const v = hostStateAt(db, h.id, nowMs)?.verdict ?? null;
-    if (v !== null) out[v]++;
-  }
+  for (const h of hostVerdicts(db, nowMs)) if (h.verdict !== null) out[h.verdict]++;
   return out;
 }
 
