@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   configJsonSchema,
+  DEFAULT_BULK_LICENSES,
+  DEFAULT_BULK_SOURCES,
   DEFAULT_MARKET_TIER,
   DEFAULT_NETWORK_TIER,
   KEYLESS_PATHS,
@@ -77,6 +79,7 @@ describe('defaults', () => {
         deprecations: [],
       },
       retention: { raw_probe_days: 14, rejects_days: 90 },
+      bulk: { enabled: true, keep_days: 7, row_group_rows: 122880, licenses: DEFAULT_BULK_LICENSES, sources: DEFAULT_BULK_SOURCES },
     };
     expect(c).toEqual(expected);
   });
