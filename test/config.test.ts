@@ -203,7 +203,7 @@ describe('problems', () => {
       'render.chunk_itmes: unknown key (did you mean "chunk_max_items"?)',
       'edge.rate_limit.request: unknown key (did you mean "requests"?)',
       'ingset: unknown key (did you mean "ingest"?)',
-      'zzz: unknown key (known keys: sources, database, out, ingest, render, publish, edge, retention)',
+      'zzz: unknown key (known keys: sources, database, out, ingest, render, publish, edge, retention, bulk)',
     ]);
     // Several failing checks of one value give one line.
     expect(problems({ ingest: { workers: -1.5 } })).toEqual(['ingest.workers: expected an integer from 0 to 32, got -1.5']);
@@ -490,7 +490,7 @@ describe('JSON schema', () => {
   it('describes every section, with defaults and no additional properties', () => {
     const s = configJsonSchema() as { properties: Record<string, { default?: unknown; additionalProperties?: boolean }>; additionalProperties: boolean };
     expect(s.additionalProperties).toBe(false);
-    expect(Object.keys(s.properties)).toEqual(['$schema', 'sources', 'database', 'out', 'ingest', 'render', 'publish', 'edge', 'retention']);
+    expect(Object.keys(s.properties)).toEqual(['$schema', 'sources', 'database', 'out', 'ingest', 'render', 'publish', 'edge', 'retention', 'bulk']);
     expect(s.properties.database!.default).toBe('data/peppol.sqlite');
   });
 });
