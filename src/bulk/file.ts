@@ -82,14 +82,34 @@ export class GzipFile {
     return this.file.tmp;
   }
 
+  /** Text written since the last block, joined once (a Buffer per line cost more than the deflate). */
+  private text: string[] = [];
+  private textLength = 0;
+
   write(b: Uint8Array | string): void {
-    const buf = typeof b === 'string' ? Buffer.from(b, 'utf8') : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    this.pending.push(buf);
-    this.pendingBytes += buf.length;
+    if (typeof b === 'string') {
+      this.text.push(b);
+      this.textLength += b.length;
+      if (this.textLength >= GZIP_BLOCK_BYTES) this.flushBlock();
+      return;
+    }
+    this.takeText();
+    this.pending.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    this.pendingBytes += b.length;
     if (this.pendingBytes >= GZIP_BLOCK_BYTES) this.flushBlock();
   }
 
+  private takeText(): void {
+    if (this.text.length === 0) return;
+    const buf = Buffer.from(this.text.join(''), 'utf8');
+    this.text = [];
+    this.textLength = 0;
+    this.pending.push(buf);
+    this.pendingBytes += buf.length;
+  }
+
   private flushBlock(): void {
+    this.takeText();
     if (this.pendingBytes === 0) return;
     const input = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];

@@ -25,7 +25,7 @@ import { bulkContentType, dataPackage, sha256sums, type BulkFileInfo } from './d
 import { GzipFile, gzipFileInto, hashFile, type WrittenFile } from './file.js';
 import { BULK_TABLES, type BulkTable } from './tables.js';
 import { BULK_LATEST_UNIT, BULK_UNIT_MAX, bulkDayUnit, dayOfBulkUnit, utcDay } from './units.js';
-import { CsvWriter, NdjsonWriter, ParquetTableWriter, SqliteTableWriter, type TableWriter } from './writers.js';
+import { CsvWriter, flatValues, NdjsonWriter, ParquetTableWriter, SqliteTableWriter, type TableWriter } from './writers.js';
 import { jsonBody } from '../api/json.js';
 import { DAY_MS } from '../api/time.js';
 
@@ -82,9 +82,10 @@ export interface BulkOptions {
   progress: (message: string) => void;
 }
 
-/** What decides a copy's bytes besides the database: the day, the settings, the format. */
+/** What decides a copy's bytes besides the database: the day, the settings (keep_days aside), the format. */
 function bulkKey(day: string, config: Config): string {
-  return createHash('sha256').update(JSON.stringify({ v: BULK_FORMAT, day, bulk: config.bulk, base: config.render.base_url })).digest('hex');
+  const { keep_days: _keep, ...bulk } = config.bulk;
+  return createHash('sha256').update(JSON.stringify({ v: BULK_FORMAT, day, bulk, base: config.render.base_url })).digest('hex');
 }
 
 /** Bulk's step of a build (see the file comment). Runs in the build's state transaction. */
@@ -142,14 +143,20 @@ export function runBulk(o: BulkOptions): BulkReport {
     const abs = path.join(o.sink.outDir, rel);
     return fs.existsSync(abs) ? hashFile(abs).sha256 : undefined;
   };
-  const r = writeCopy(o, day, dayUnit, previous);
+  const r = writeBulkCopy({ db: o.db, sink: o.sink, config: o.config, nowMs: o.nowMs, progress: o.progress }, dayUnit, previous);
   o.state.setInfoValue(STATE_KEY, key);
   return report({ mode: 'written', reason: why, day, expired, ...r });
 }
 
-type CopyResult = Pick<BulkReport, 'tables' | 'redacted' | 'files' | 'bytes' | 'written'>;
+export type CopyResult = Pick<BulkReport, 'tables' | 'redacted' | 'files' | 'bytes' | 'written'>;
 
-function writeCopy(o: BulkOptions, day: string, dayUnit: number, previous: (rel: string) => string | undefined): CopyResult {
+/**
+ * Writes the copy of the day of `o.nowMs` (`bulk/<day>/` and `bulk/latest/`) through the sink, the
+ * dated files under `dayUnit`. `previous`: the hash a path had (its file is kept when unchanged). Used by
+ * runBulk, and alone by the benchmark (`npm run bench -- bulk`).
+ */
+export function writeBulkCopy(o: Pick<BulkOptions, 'db' | 'sink' | 'config' | 'nowMs' | 'progress'>, dayUnit: number, previous: (rel: string) => string | undefined): CopyResult {
+  const day = utcDay(o.nowMs);
   const dir = `${BULK_DIR}/${day}`;
   const outDir = o.sink.outDir;
   const abs = (file: string): string => path.join(outDir, dir, file);
@@ -226,7 +233,7 @@ function writeCopy(o: BulkOptions, day: string, dayUnit: number, previous: (rel:
 }
 
 /** Writes one table in every format in one pass over its rows. */
-function writeTable(o: BulkOptions, t: BulkTable, abs: (file: string) => string, dump: Database.Database): { rows: number; redacted: number; written: Array<{ info: BulkFileInfo; written: WrittenFile }> } {
+function writeTable(o: Pick<BulkOptions, 'db' | 'config' | 'nowMs'>, t: BulkTable, abs: (file: string) => string, dump: Database.Database): { rows: number; redacted: number; written: Array<{ info: BulkFileInfo; written: WrittenFile }> } {
   const flat = flatColumns(t.schema);
   const ndjsonFile = `${t.name}.ndjson.gz`;
   const parquetFile = `${t.name}.parquet`;
@@ -241,8 +248,9 @@ function writeTable(o: BulkOptions, t: BulkTable, abs: (file: string) => string,
     let redacted = 0;
     dump.exec('BEGIN');
     for (const row of t.rows({ db: o.db, nowMs: o.nowMs, redact: () => redacted++ })) {
-      for (const out of outputs) out.writer.add(row);
-      sqlite.add(row);
+      const values = flatValues(row, flat);
+      for (const out of outputs) out.writer.add(row, values);
+      sqlite.add(values);
       rows++;
     }
     dump.exec('COMMIT');

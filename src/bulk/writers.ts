@@ -13,9 +13,12 @@ import { DAY_MS } from '../api/time.js';
 import { valueAt, type Column } from './columns.js';
 import { GzipFile, HashedFile, type WrittenFile } from './file.js';
 
-/** Writes rows of one table in one format. */
+/**
+ * Writes rows of one table in one format: `row` is the API object, `flat` its values in the order of the
+ * table's flat columns (flatValues, computed once per row for every flat format).
+ */
 export interface TableWriter {
-  add(row: unknown): void;
+  add(row: unknown, flat: readonly unknown[]): void;
   close(): WrittenFile;
   abort(): void;
 }
@@ -36,6 +39,11 @@ export class NdjsonWriter implements TableWriter {
   }
 }
 
+/** A row's values in the order of flat columns. */
+export function flatValues(row: unknown, columns: readonly Column[]): unknown[] {
+  return columns.map((c) => valueAt(row, c.path));
+}
+
 /** A CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF, or is empty (null is the empty field). */
 function csvField(v: unknown, c: Column): string {
   if (v === null || v === undefined) return '';
@@ -52,8 +60,8 @@ export class CsvWriter implements TableWriter {
     this.out = new GzipFile(abs);
     this.out.write(`${columns.map((c) => c.name).join(',')}\r\n`);
   }
-  add(row: unknown): void {
-    this.out.write(`${this.columns.map((c) => csvField(valueAt(row, c.path), c)).join(',')}\r\n`);
+  add(_row: unknown, flat: readonly unknown[]): void {
+    this.out.write(`${this.columns.map((c, i) => csvField(flat[i], c)).join(',')}\r\n`);
   }
   close(): WrittenFile {
     return this.out.close();
@@ -136,18 +144,16 @@ export class ParquetTableWriter implements TableWriter {
     this.data = columns.map(() => []);
   }
 
-  add(row: unknown): void {
-    for (let i = 0; i < this.columns.length; i++) {
-      const c = this.columns[i]!;
-      this.data[i]!.push(parquetValue(valueAt(row, c.path), c));
-    }
+  add(_row: unknown, flat: readonly unknown[]): void {
+    for (let i = 0; i < this.columns.length; i++) this.data[i]!.push(parquetValue(flat[i], this.columns[i]!));
     if (++this.rows === this.rowGroupRows) this.flushGroup();
   }
 
   private flushGroup(): void {
     if (this.rows === 0) return;
     // Synchronous: the sink defines no flush(), so write() returns no promise.
-    void this.writer.write({ columnData: this.columns.map((c, i) => ({ name: c.name, data: this.data[i]! })), rowGroupSize: this.rows });
+    // Min/max statistics let a reader skip row groups; those of JSON text skip nothing and cost time.
+    void this.writer.write({ columnData: this.columns.map((c, i) => ({ name: c.name, data: this.data[i]!, statistics: c.type !== 'object' && c.type !== 'array' })), rowGroupSize: this.rows });
     this.data = this.columns.map(() => []);
     this.rows = 0;
   }
@@ -181,10 +187,10 @@ export class SqliteTableWriter {
     db.exec(`CREATE TABLE ${quoteIdent(name)} (${columns.map((c) => `${quoteIdent(c.name)} ${sqliteType(c)}${c.required ? ' NOT NULL' : ''}`).join(', ')})`);
     this.insert = db.prepare(`INSERT INTO ${quoteIdent(name)} VALUES (${columns.map(() => '?').join(', ')})`);
   }
-  add(row: unknown): void {
+  add(flat: readonly unknown[]): void {
     this.insert.run(
-      this.columns.map((c) => {
-        const v = valueAt(row, c.path);
+      this.columns.map((c, i) => {
+        const v = flat[i];
         if (v === null || v === undefined) return null;
         if (c.type === 'boolean') return v === true ? 1 : 0;
         if (c.type === 'object' || c.type === 'array') return JSON.stringify(v);
