@@ -5,6 +5,7 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchApi } from './api.js';
+import { benchBulk } from './bulk.js';
 import { benchCycle } from './cycle.js';
 import { benchDerive } from './derive.js';
 import { benchFacets } from './facets.js';
@@ -150,6 +151,17 @@ program
   .requiredOption('--out <dir>', 'output directory of a build')
   .action((o: { out: string }) => {
     process.stdout.write(`${JSON.stringify(snapshotBytes(o.out))}\n`);
+  });
+
+program
+  .command('bulk')
+  .description('write one bulk copy (NDJSON, Parquet, CSV, SQLite, datapackage.json) of a derived database opened read-only: rows, seconds and bytes per table, peak RSS')
+  .requiredOption('--db <file>', 'the SQLite database (derived; opened read-only)')
+  .option('--out <dir>', 'scratch directory the copy is written into (emptied first)', '.bench/bulk')
+  .option('--now <iso>', 'the snapshot clock (its UTC day names the copy)', '2026-11-22T00:00:00Z')
+  .action((o: { db: string; out: string; now: string }) => {
+    const r = benchBulk(o.db, o.out, Date.parse(o.now), progressLog(1));
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 
 program.command('s3-server <dir> <bucket>', { hidden: true }).action(async (dir: string, bucket: string) => s3ServerChild(dir, bucket));

@@ -79,6 +79,9 @@ program
       const uptime = r.uptime === null ? '' : r.uptime.lists_patched > 0 ? `, ${r.uptime.lists_patched} uptime lists patched (${r.uptime.lists_written} written in full)` : ', uptime lists written in full';
       const how = r.mode === 'full' ? `full render on ${r.threads === 2 ? 'two threads' : 'one thread'}: ${r.reason}` : `incremental render: ${r.participants ?? 0} participants changed${lists}${uptime}`;
       process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; ${how}; generated_at ${summary.generated_at}\n`);
+      const b = summary.bulk;
+      if (b.mode === 'written') process.stderr.write(`build: bulk ${b.day}: ${b.files} files, ${(b.bytes / 1e6).toFixed(1)} MB (${b.written} written), ${b.seconds.toFixed(1)} s (${b.reason})${b.expired.length > 0 ? `; expired ${b.expired.join(', ')}` : ''}\n`);
+      else if (b.expired.length > 0) process.stderr.write(`build: bulk: removed ${b.expired.join(', ')}\n`);
       if (summary.missing_routes.length > 0) process.stderr.write(`build: routes without a renderer: ${summary.missing_routes.join(', ')}\n`);
     }
   });

@@ -245,6 +245,15 @@ describe('API catalog (RFC 9727)', () => {
       for (const l of links) expect(ROUTE_LIST.map((r) => `${BASE}${r.path}`)).toContain(l.href);
     }
   });
+
+  it('links the newest bulk copy\'s data package when the snapshot carries bulk downloads, as openapi.json does', () => {
+    const cat = apiCatalog(`${BASE}/`, { bulk: true });
+    expect(ApiCatalog.safeParse(cat).success).toBe(true);
+    expect(cat.linkset[0]!.describedby).toEqual([{ href: `${BASE}/bulk/latest/datapackage.json`, type: 'application/json', title: expect.stringContaining('Frictionless') }]);
+    expect(apiCatalog(BASE).linkset[0]).not.toHaveProperty('describedby');
+    expect(openApiDocument(OPEN).externalDocs).toEqual({ description: expect.stringContaining('Data Package'), url: `${BASE}/bulk/latest/datapackage.json` });
+    expect(openApiDocument({ ...OPEN, bulk: false })).not.toHaveProperty('externalDocs');
+  });
 });
 
 describe('json bodies', () => {

@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   configJsonSchema,
+  DEFAULT_BULK_LICENSES,
+  DEFAULT_BULK_SOURCES,
   DEFAULT_MARKET_TIER,
   DEFAULT_NETWORK_TIER,
   KEYLESS_PATHS,
@@ -77,6 +79,7 @@ describe('defaults', () => {
         deprecations: [],
       },
       retention: { raw_probe_days: 14, rejects_days: 90 },
+      bulk: { enabled: true, keep_days: 7, row_group_rows: 122880, licenses: DEFAULT_BULK_LICENSES, sources: DEFAULT_BULK_SOURCES },
     };
     expect(c).toEqual(expected);
   });
@@ -200,7 +203,7 @@ describe('problems', () => {
       'render.chunk_itmes: unknown key (did you mean "chunk_max_items"?)',
       'edge.rate_limit.request: unknown key (did you mean "requests"?)',
       'ingset: unknown key (did you mean "ingest"?)',
-      'zzz: unknown key (known keys: sources, database, out, ingest, render, publish, edge, retention)',
+      'zzz: unknown key (known keys: sources, database, out, ingest, render, publish, edge, retention, bulk)',
     ]);
     // Several failing checks of one value give one line.
     expect(problems({ ingest: { workers: -1.5 } })).toEqual(['ingest.workers: expected an integer from 0 to 32, got -1.5']);
@@ -495,7 +498,7 @@ describe('JSON schema', () => {
   it('describes every section, with defaults and no additional properties', () => {
     const s = configJsonSchema() as { properties: Record<string, { default?: unknown; additionalProperties?: boolean }>; additionalProperties: boolean };
     expect(s.additionalProperties).toBe(false);
-    expect(Object.keys(s.properties)).toEqual(['$schema', 'sources', 'database', 'out', 'ingest', 'render', 'publish', 'edge', 'retention']);
+    expect(Object.keys(s.properties)).toEqual(['$schema', 'sources', 'database', 'out', 'ingest', 'render', 'publish', 'edge', 'retention', 'bulk']);
     expect(s.properties.database!.default).toBe('data/peppol.sqlite');
   });
 });

@@ -78,7 +78,10 @@ beforeAll(async () => {
   dbPath = path.join(work, 'db.sqlite');
   configFile = path.join(work, 'config.json');
   fs.writeFileSync(configFile, '{}\n');
-  config = defaultConfig();
+  // Bulk downloads off: a day's copy is written once, by the first build of the day, so a full build into
+  // a fresh directory later that day writes a newer one. test/bulk.test.ts checks that the copy an
+  // incremental build writes equals the full build's (docs/bulk.md, "Incremental and full builds").
+  config = { ...defaultConfig(), bulk: { ...defaultConfig().bulk, enabled: false } };
   await advance(T0);
 }, 240_000);
 
@@ -140,7 +143,7 @@ describe('incremental build', () => {
     const nowMs = Date.parse('2026-11-05T06:00:00Z');
     await advance(nowMs);
     const cfg = path.join(work, 'kill-config.json');
-    fs.writeFileSync(cfg, JSON.stringify({ database: dbPath, out }));
+    fs.writeFileSync(cfg, JSON.stringify({ database: dbPath, out, bulk: { enabled: false } }));
     // How long an uninterrupted incremental build of this change takes, measured on a copy.
     const probeDb = path.join(work, 'probe.sqlite');
     fs.copyFileSync(dbPath, probeDb);
@@ -148,7 +151,7 @@ describe('incremental build', () => {
     fs.cpSync(out, probeOut, { recursive: true });
     fs.copyFileSync(statePath(out), statePath(probeOut));
     const probeCfg = path.join(work, 'probe-config.json');
-    fs.writeFileSync(probeCfg, JSON.stringify({ database: probeDb, out: probeOut }));
+    fs.writeFileSync(probeCfg, JSON.stringify({ database: probeDb, out: probeOut, bulk: { enabled: false } }));
     const t0 = performance.now();
     const timed = await runCli(['build', '--config', probeCfg, '--now', new Date(nowMs).toISOString(), '--json']);
     expect(timed.code, timed.stderr).toBe(0);

@@ -168,7 +168,9 @@ beforeAll(() => {
   dbPath = copy.path;
   db = copy.open();
   runDerive(db);
-  config = defaultConfig();
+  // Bulk downloads off: written once per UTC day, they are not a function of the clock of every build
+  // (test/bulk.test.ts, docs/bulk.md "Incremental and full builds").
+  config = { ...defaultConfig(), bulk: { ...defaultConfig().bulk, enabled: false } };
   work = tempDir('uptime-incremental-');
   t0 = Date.parse(smallDemo().now);
   hosts = db.prepare('SELECT id, hostname FROM hosts WHERE role IS NOT NULL ORDER BY id').all() as Array<{ id: number; hostname: string }>;

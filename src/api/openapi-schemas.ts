@@ -4,7 +4,7 @@
 // as data so that the edge can regenerate it without zod (src/edge/openapi.ts).
 import { z } from 'zod';
 import { JSON_CONTENT_TYPE } from './json.js';
-import { OPENAPI_MEDIA_TYPE, type Json } from './openapi.js';
+import { bulkPackageUrl, OPENAPI_MEDIA_TYPE, type Json } from './openapi.js';
 import { ApiCatalog, RESOURCE_SCHEMAS, type ResourceName } from './schemas/index.js';
 import { EXAMPLES } from './schemas/examples.js';
 
@@ -22,9 +22,14 @@ export function componentSchemas(): Record<string, Json> {
   return out;
 }
 
-/** The RFC 9727 API catalog (an RFC 9264 linkset) for a base URL. */
-export function apiCatalog(baseUrl: string): ApiCatalog {
+/**
+ * The RFC 9727 API catalog (an RFC 9264 linkset) for a base URL. With `bulk` (the snapshot carries
+ * bulk downloads, docs/bulk.md) the API's context also links the newest copy's Frictionless data
+ * package as `describedby` (RFC 8288: a description of the same data) and its checksums.
+ */
+export function apiCatalog(baseUrl: string, opts: { bulk?: boolean } = {}): ApiCatalog {
   const base = baseUrl.replace(/\/+$/, '');
+  const bulk = opts.bulk === true ? { describedby: [{ href: bulkPackageUrl(base), type: JSON_CONTENT_TYPE, title: 'Bulk downloads: Frictionless Data Package (NDJSON, Parquet, CSV, SQLite)' }] } : {};
   // Parsed rather than typed: zod's type of a catchall object cannot hold `anchor` next to the link arrays.
   return ApiCatalog.parse({
     linkset: [
@@ -32,6 +37,7 @@ export function apiCatalog(baseUrl: string): ApiCatalog {
         anchor: `${base}/v1`,
         'service-desc': [{ href: `${base}/openapi.json`, type: OPENAPI_MEDIA_TYPE }],
         status: [{ href: `${base}/health`, type: JSON_CONTENT_TYPE }],
+        ...bulk,
       },
     ],
   });

@@ -40,6 +40,16 @@ export interface OpenApiOptions {
   version?: string;
   /** components.schemas: JSON Schema 2020-12 per resource name (componentSchemas() at build time). */
   schemas: Readonly<Record<string, Json>>;
+  /**
+   * The snapshot carries bulk downloads (config bulk.enabled; docs/bulk.md): externalDocs links the
+   * newest copy's datapackage.json. Default true (the edge regenerates the document without knowing).
+   */
+  bulk?: boolean;
+}
+
+/** The newest bulk copy's Frictionless data package under a base URL (docs/bulk.md). */
+export function bulkPackageUrl(base: string): string {
+  return `${base.replace(/\/+$/, '')}/bulk/latest/datapackage.json`;
 }
 
 export type Json = Record<string, unknown>;
@@ -159,6 +169,9 @@ export function openApiDocument(opts: OpenApiOptions): Json {
           : ' Access mode "open": every endpoint is public; an API key is optional and only raises the rate limit.') +
         (rl !== 'off' ? ` Rate limit: ${rl.requests} requests per ${rl.window_seconds} seconds per client identity.` : ''),
     },
+    ...(opts.bulk === false
+      ? {}
+      : { externalDocs: { description: 'Bulk downloads of the same data, once a day: a Frictionless Data Package of NDJSON, Parquet, CSV and SQLite files (with SHA256SUMS beside it).', url: bulkPackageUrl(base) } }),
     servers: [{ url: stripBase(opts.serverUrl) }],
     tags: [...new Set(ROUTE_LIST.map((r) => r.tag))].map((name) => ({ name })),
     security: keyed ? [{ bearerAuth: [] }, { apiKeyHeader: [] }] : optionalAuth,

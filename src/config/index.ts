@@ -15,7 +15,7 @@ import { KEYLESS_PATHS, isPathPattern, patternsOverlap } from './patterns.js';
 import { configSchema, hasUrlScheme, isHttpUrl, type ParsedConfig } from './schema.js';
 
 export { KEYLESS_PATHS, matchPathPattern, isPathPattern, isRouteId } from './patterns.js';
-export { configSchema, DEFAULT_NETWORK_TIER, DEFAULT_MARKET_TIER, CHUNK_MAX_BYTES_LIMIT } from './schema.js';
+export { configSchema, DEFAULT_NETWORK_TIER, DEFAULT_MARKET_TIER, CHUNK_MAX_BYTES_LIMIT, DEFAULT_BULK_LICENSES, DEFAULT_BULK_SOURCES } from './schema.js';
 
 /** The default of `--config`; when this file does not exist the built-in defaults are used. */
 export const DEFAULT_CONFIG_FILE = 'publish.config.json';
@@ -103,6 +103,20 @@ export interface RetentionConfig {
   rejects_days: number;
 }
 
+export interface BulkLicense {
+  name?: string;
+  path?: string;
+  title?: string;
+}
+
+export interface BulkConfig {
+  enabled: boolean;
+  keep_days: number;
+  row_group_rows: number;
+  licenses: BulkLicense[];
+  sources: Array<{ title: string; path?: string }>;
+}
+
 export interface Config {
   /** Absolute path of the file read, null when the built-in defaults were used. */
   configPath: string | null;
@@ -116,6 +130,7 @@ export interface Config {
   publish: PublishConfig;
   edge: EdgeConfig;
   retention: RetentionConfig;
+  bulk: BulkConfig;
 }
 
 /** The JSON schema of publish.config.json (the input side: defaults shown, every key optional). */
@@ -472,6 +487,13 @@ function build(parsed: ParsedConfig, baseDir: string, configPath: string | null)
       })),
     },
     retention: { ...parsed.retention },
+    bulk: {
+      enabled: parsed.bulk.enabled,
+      keep_days: parsed.bulk.keep_days,
+      row_group_rows: parsed.bulk.row_group_rows,
+      licenses: parsed.bulk.licenses.map((l) => ({ ...l })),
+      sources: parsed.bulk.sources.map((x) => ({ ...x })),
+    },
   };
 }
 

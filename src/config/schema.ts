@@ -307,6 +307,47 @@ const retention = z
   )
   .strict();
 
+const LICENSE = 'an object { "name"?, "path"?, "title"? } with a name or a path';
+const license = z
+  .object(
+    {
+      name: nonEmpty('a license identifier (e.g. "CC-BY-4.0", an Open Definition or SPDX id)').optional().describe('Identifier of the licence (Open Definition or SPDX), e.g. "CC-BY-4.0".'),
+      path: httpUrl('an http(s) URL').optional().describe('URL of the licence text.'),
+      title: nonEmpty('a non-empty title').optional().describe('Human-readable title of the licence.'),
+    },
+    expect(LICENSE),
+  )
+  .strict()
+  .refine((l) => l.name !== undefined || l.path !== undefined, expect(LICENSE));
+
+const bulkSource = z
+  .object(
+    {
+      title: nonEmpty('a non-empty title').describe('Title of the source.'),
+      path: httpUrl('an http(s) URL').optional().describe('URL of the source.'),
+    },
+    expect('an object { "title", "path"? }'),
+  )
+  .strict();
+
+export const DEFAULT_BULK_LICENSES = [{ name: 'CC-BY-4.0', path: 'https://creativecommons.org/licenses/by/4.0/', title: 'Creative Commons Attribution 4.0' }];
+export const DEFAULT_BULK_SOURCES = [{ title: 'Peppol network monitoring: probes of SMP and AP hosts, Peppol Directory, SML and SMP lookups, the OpenPeppol member registry, SML/SMK zone canaries' }];
+
+const bulk = z
+  .object(
+    {
+      enabled: bool().default(true).describe('Write the bulk downloads (bulk/: NDJSON, Parquet, CSV, SQLite, datapackage.json) once per UTC day.'),
+      keep_days: int(1, 366).default(7).describe('Dated copies bulk/YYYY-MM-DD/ are kept for this many days (the current one included); bulk/latest/ always holds the newest.'),
+      row_group_rows: int(1000, 10_000_000)
+        .default(122_880)
+        .describe('Rows per Parquet row group (DuckDB\'s own default): a few MB compressed per group, so a reader over HTTP range requests fetches only the groups and columns it needs.'),
+      licenses: z.array(license, expect('an array of licences')).min(1, expect('a non-empty array of licences')).default(DEFAULT_BULK_LICENSES).describe('Licences of the data package (datapackage.json "licenses").'),
+      sources: z.array(bulkSource, expect('an array of sources')).default(DEFAULT_BULK_SOURCES).describe('Sources of the data package (datapackage.json "sources").'),
+    },
+    expect('an object'),
+  )
+  .strict();
+
 export const configSchema = z
   .object(
     {
@@ -323,6 +364,7 @@ export const configSchema = z
       publish: publish.prefault({}).describe('Uploading the snapshot.'),
       edge: edge.prefault({}).describe('Policy of the edge shim: CORS, rate limit, API keys, deprecations.'),
       retention: retention.prefault({}).describe('Pruning the database.'),
+      bulk: bulk.prefault({}).describe('Bulk downloads (docs/bulk.md).'),
     },
     expect('a JSON object'),
   )

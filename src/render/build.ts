@@ -29,6 +29,7 @@ import { changedSeats, collectChangedParticipants, collectUptimeChanges, current
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 import { DAY_MS } from '../api/time.js';
+import { runBulk, type BulkReport } from '../bulk/index.js';
 
 /** Routes the edge answers itself, without a file of their own: health, and the problem type pages (from the catalogue). */
 export const EDGE_ONLY: ReadonlySet<string> = new Set(['health', 'health.db', 'discovery.problem_type']);
@@ -70,6 +71,8 @@ export interface BuildSummary {
   };
   /** The manifest: its shards, and how many were cut again (all of them when written in full). */
   manifest: { mode: 'patched' | 'written'; shards: number; shards_cut: number };
+  /** The bulk downloads (src/bulk): written (once per UTC day), kept, or disabled. */
+  bulk: BulkReport;
   routes: Record<string, { seconds: number }>;
   /** Routes of the route table without a renderer yet (their requests cannot be answered). */
   missing_routes: string[];
@@ -194,6 +197,7 @@ function renderWith(
   let participants: number | null = null;
   let lists: ListsReport | null = null;
   let uptime: UptimeReport | null = null;
+  let bulk: BulkReport;
   const routes: BuildSummary['routes'] = {};
   const missing: string[] = [];
   const { edge, render } = opts.config;
@@ -224,10 +228,10 @@ function renderWith(
     // for the snapshot's policy and base URL; the edge serves it regenerated from its components.schemas
     // for the policy in force and the origin serving it (src/edge/openapi.ts).
     const rateLimit = edge.rate_limit === 'off' ? 'off' : { requests: edge.rate_limit.requests, window_seconds: edge.rate_limit.window_seconds };
-    const openapi = openApiDocument({ baseUrl: render.base_url, serverUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations, schemas: componentSchemas() });
+    const openapi = openApiDocument({ baseUrl: render.base_url, serverUrl: render.base_url, access: edge.access, rateLimit, deprecations: edge.deprecations, schemas: componentSchemas(), bulk: opts.config.bulk.enabled });
     const discovery: Record<string, () => void> = {
       'discovery.openapi': () => sink.put('openapi.json', jsonBody(openapi), 'application/json', 'mutable'),
-      'discovery.api_catalog': () => sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url)), 'application/linkset+json', 'mutable'),
+      'discovery.api_catalog': () => sink.put('.well-known/api-catalog', jsonBody(apiCatalog(render.base_url, { bulk: opts.config.bulk.enabled })), 'application/linkset+json', 'mutable'),
     };
     try {
       for (const route of ROUTE_LIST) {
@@ -267,6 +271,8 @@ function renderWith(
                      SELECT path, unit, sha256, bytes, content_type, cache_class FROM offload.files ORDER BY path, unit;
                      INSERT INTO main.lists (root, unit) SELECT root, unit FROM offload.lists ORDER BY root`);
     }
+    // The bulk downloads, from the same database state (once per UTC day; src/bulk/index.ts).
+    bulk = runBulk({ db, state, sink, config: opts.config, nowMs: opts.nowMs, full: plan.mode === 'full', trustState: plan.mode === 'incremental' && !plan.recovering, progress });
   } finally {
     db.exec('COMMIT');
   }
@@ -290,6 +296,7 @@ function renderWith(
     pruned_probe_rows: a.pruned,
     render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, threads: recordsPath === null ? 1 : 2 },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
+    bulk,
     routes,
     missing_routes: missing,
     files: manifest.files,

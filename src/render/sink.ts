@@ -125,6 +125,30 @@ export class DirectorySink implements FileSink {
     this.write(rel, body, cacheClass, true);
   }
 
+  /**
+   * Puts a file that was written streaming to a temporary name (a bulk download, src/bulk/): `file`
+   * gives its temporary path, sha256 and size. Stored as it is (no encoding). When `previous` (the
+   * hash the path had) equals the new hash and the file is there with that size, the temporary file
+   * is removed and the earlier bytes stay (mtime included); otherwise it is renamed into place.
+   * Returns whether it was written.
+   */
+  putFile(rel: string, file: { tmp: string; sha256: string; bytes: number }, contentType: string, cacheClass: CacheClass, previous?: string): boolean {
+    this.insert.run(rel, this.unit, file.sha256, file.bytes, contentType, cacheClass);
+    this.stats.files++;
+    this.stats.bytes += file.bytes;
+    if (this.previousSha !== undefined && this.previousSha(rel) !== file.sha256) this.touch!.run(rel);
+    const abs = path.join(this.outDir, rel);
+    if (previous === file.sha256 && fs.statSync(abs, { throwIfNoEntry: false })?.size === file.bytes) {
+      fs.rmSync(file.tmp, { force: true });
+      return false;
+    }
+    fs.mkdirSync(path.dirname(abs), { recursive: true });
+    fs.renameSync(file.tmp, abs);
+    this.stats.written++;
+    this.stats.written_by_class[cacheClass]++;
+    return true;
+  }
+
   /** Adds the counts of files another sink put for this build (the render worker's, src/render/offload.ts). */
   absorb(other: SinkStats): void {
     this.stats.files += other.files;

@@ -28,6 +28,7 @@ import { changesFrom, UPTIME_CHANGE_KINDS } from '../derive/changes.js';
 import { parseEndpointSet } from '../derive/participants/endpoints.js';
 import type { ListStore } from './context.js';
 import { FILES_DDL } from './sink.js';
+import { BULK_LATEST_UNIT, BULK_UNIT_MAX } from '../bulk/units.js';
 
 /** Bumped when the meaning of the state changes (forces one full render). */
 const STATE_VERSION = 2;
@@ -139,9 +140,24 @@ export class RenderState {
     this.db.exec('BEGIN');
   }
 
-  /** A full render: forget every file (the directory walk removes what this build does not write). */
+  /**
+   * A full render: forget every file (the directory walk removes what this build does not write),
+   * except the bulk downloads' (src/bulk/units.ts): dated copies of earlier days cannot be made again,
+   * and src/bulk decides what to keep of them.
+   */
   forgetAll(): void {
-    this.db.exec('DELETE FROM files; DELETE FROM seats; DELETE FROM lists');
+    this.db.prepare('DELETE FROM files WHERE unit NOT BETWEEN ? AND ?').run(BULK_LATEST_UNIT, BULK_UNIT_MAX);
+    this.db.exec('DELETE FROM seats; DELETE FROM lists');
+  }
+
+  /** A value the state keeps (`info`), as committed by the previous build or set by this one. */
+  infoValue(key: string): string | undefined {
+    return this.info.get(key);
+  }
+
+  /** Sets a value of `info` within the build's transaction (committed with the build). */
+  setInfoValue(key: string, value: string): void {
+    this.setInfo(key, value);
   }
 
   /** The lists of this directory kept from build to build, by root path (src/render/context.ts ListStore). */

@@ -29,6 +29,8 @@ import { checkSite } from './site/index.js';
 import { decodeStored, isGzip } from './stored.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participants/record.js';
+import { BULK_DIR, DATA_PACKAGE_FILE, SHA256SUMS_FILE } from '../bulk/index.js';
+import { hashFile } from '../bulk/file.js';
 import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
 
 export interface VerifyProblem {
@@ -144,6 +146,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
   }
   const manifest = JSON.parse(manifestBytes.toString('utf8')) as Manifest;
   const listed = new Set<string>();
+  const bulkEntries = new Map<string, { sha256: string; bytes: number }>();
   const roots: string[] = [];
   const vectors: string[] = [];
   const exact: string[] = [];
@@ -159,6 +162,15 @@ export function verifySnapshot(outDir: string): VerifySummary {
       const e = JSON.parse(line) as { path: string; sha256: string; bytes: number; content_encoding?: string };
       sum.files++;
       listed.add(e.path);
+      if (e.path.startsWith(`${BULK_DIR}/`)) {
+        // A bulk file may be larger than a Buffer: hashed in blocks, and checked against its data package below.
+        bulkEntries.set(e.path, e);
+        const h = fs.existsSync(path.join(outDir, e.path)) ? hashFile(path.join(outDir, e.path)) : null;
+        if (h === null) fail(e.path, 'listed in the manifest but missing');
+        else if (h.bytes !== e.bytes || h.sha256 !== e.sha256) fail(e.path, 'sha256 or size differs from the manifest');
+        else if (e.content_encoding !== undefined) fail(e.path, `content_encoding is ${e.content_encoding}, expected absent`);
+        continue;
+      }
       const f = read(e.path);
       if (!f) fail(e.path, 'listed in the manifest but missing');
       else if (f.length !== e.bytes || createHash('sha256').update(f).digest('hex') !== e.sha256) fail(e.path, 'sha256 or size differs from the manifest');
@@ -179,6 +191,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
   if (sum.files !== manifest.files) fail('manifest.json', `lists ${manifest.files} files, shards hold ${sum.files}`);
   for (const need of ['snapshot.json', 'openapi.json', '.well-known/api-catalog']) if (!listed.has(need)) fail(need, 'missing from the manifest');
   checkSite(listed, read, fail);
+  sum.references += verifyBulk(bulkEntries, (rel) => read(rel), fail);
   if (listed.has('v1/participants.json') && !listed.has(CUBE_PATH)) fail(CUBE_PATH, 'missing from the manifest (the participant list has no facet cube)');
 
   const eventIds = new Set<string>();
@@ -310,4 +323,58 @@ export function verifySnapshot(outDir: string): VerifySummary {
   }
   sum.seconds = Math.round(performance.now() - t0) / 1000;
   return sum;
+}
+
+/**
+ * Checks the bulk downloads (docs/bulk.md): every copy `bulk/<dir>/` has a datapackage.json whose every
+ * resource is a file of the copy listed in the manifest with the resource's bytes and `sha256:` hash,
+ * and a SHA256SUMS naming exactly the copy's other files with their hashes. Returns the references checked.
+ */
+function verifyBulk(entries: ReadonlyMap<string, { sha256: string; bytes: number }>, read: (rel: string) => Buffer | null, fail: (p: string, message: string) => void): number {
+  let refs = 0;
+  const dirs = new Set([...entries.keys()].map((p) => p.slice(0, p.lastIndexOf('/'))));
+  for (const dir of [...dirs].sort()) {
+    const pkgPath = `${dir}/${DATA_PACKAGE_FILE}`;
+    const pkgBytes = entries.has(pkgPath) ? read(pkgPath) : null;
+    if (pkgBytes === null) {
+      fail(pkgPath, 'missing: every bulk copy has a datapackage.json');
+      continue;
+    }
+    let pkg: unknown;
+    try {
+      pkg = JSON.parse(pkgBytes.toString('utf8'));
+    } catch {
+      fail(pkgPath, 'is not JSON');
+      continue;
+    }
+    const resources = typeof pkg === 'object' && pkg !== null && 'resources' in pkg && Array.isArray(pkg.resources) ? (pkg.resources as unknown[]) : null;
+    if (resources === null || resources.length === 0) {
+      fail(pkgPath, 'has no resources');
+      continue;
+    }
+    const described = new Set<string>([pkgPath, `${dir}/${SHA256SUMS_FILE}`]);
+    for (const r of resources) {
+      refs++;
+      const res = r as { path?: unknown; bytes?: unknown; hash?: unknown };
+      if (typeof res.path !== 'string') {
+        fail(pkgPath, 'a resource has no path');
+        continue;
+      }
+      const rel = `${dir}/${res.path}`;
+      described.add(rel);
+      const e = entries.get(rel);
+      if (e === undefined) fail(pkgPath, `resource ${res.path} is not in the snapshot`);
+      else if (res.bytes !== e.bytes || res.hash !== `sha256:${e.sha256}`) fail(pkgPath, `resource ${res.path}: bytes or hash differ from the file`);
+    }
+    for (const p of entries.keys()) if (p.startsWith(`${dir}/`) && !described.has(p)) fail(p, `is in no resource of ${pkgPath}`);
+    const sums = entries.has(`${dir}/${SHA256SUMS_FILE}`) ? read(`${dir}/${SHA256SUMS_FILE}`) : null;
+    if (sums === null) fail(`${dir}/${SHA256SUMS_FILE}`, 'missing');
+    else {
+      const lines = sums.toString('utf8').split('\n').filter((l) => l !== '');
+      const want = [...described].filter((p) => p !== `${dir}/${SHA256SUMS_FILE}`).map((p) => `${entries.get(p)?.sha256 ?? '?'}  ${p.slice(dir.length + 1)}`).sort((a, b) => (a.slice(66) < b.slice(66) ? -1 : 1));
+      refs += lines.length;
+      if (lines.join('\n') !== want.join('\n')) fail(`${dir}/${SHA256SUMS_FILE}`, 'does not list the copy\'s files with their hashes');
+    }
+  }
+  return refs;
 }
