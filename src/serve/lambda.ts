@@ -207,16 +207,21 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  */
 export const FUNCTION_URL_MAX_BODY = 4 * 1024 * 1024;
 
-/** The answer to a body too large for a function URL: 500, the reason in the log. */
-function tooLarge(bytes: number, log: EdgeLog | undefined): FunctionUrlResult {
-  (log ?? console).error(`peppol-snapshot edge: an answer of ${bytes} bytes is over what a function URL returns (${FUNCTION_URL_MAX_BODY}); serve /bulk/* from S3 (docs/edge.md "Site files")`);
-  const body = JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'The answer is too large for this server; ask for a byte range of at most 4 MiB (Range: bytes=a-b).' });
+/** A problem answered by the adapter itself (the handler never saw the request or its answer). */
+function adapterProblem(status: number, title: string, detail: string): FunctionUrlResult {
+  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
   return {
-    statusCode: 500,
+    statusCode: status,
     headers: { 'content-type': 'application/problem+json', 'access-control-allow-origin': '*', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(body)) },
     body,
     isBase64Encoded: false,
   };
+}
+
+/** The answer to a body too large for a function URL: 500, the reason in the log. */
+function tooLarge(bytes: number, log: EdgeLog | undefined): FunctionUrlResult {
+  (log ?? console).error(`peppol-snapshot edge: an answer of ${bytes} bytes is over what a function URL returns (${FUNCTION_URL_MAX_BODY}); serve /bulk/* from S3 (docs/edge.md "Site files")`);
+  return adapterProblem(500, 'Internal Server Error', 'The answer is too large for this server; ask for a byte range of at most 4 MiB (Range: bytes=a-b).');
 }
 
 /** The function URL response of a Web Response: text when the body is UTF-8, else base64; HEAD without a body. */
@@ -245,13 +250,7 @@ export async function resultOf(response: Response, method: string, log?: EdgeLog
 
 /** What an unreadable request (a header the Web API refuses) gets: 400, as serve answers it. */
 function unreadable(): FunctionUrlResult {
-  const body = JSON.stringify({ type: 'about:blank', title: 'Bad Request', status: 400, detail: 'The request could not be read.' });
-  return {
-    statusCode: 400,
-    headers: { 'content-type': 'application/problem+json', 'access-control-allow-origin': '*', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(body)) },
-    body,
-    isBase64Encoded: false,
-  };
+  return adapterProblem(400, 'Bad Request', 'The request could not be read.');
 }
 
 export interface LambdaHandlerOptions {
