@@ -249,11 +249,15 @@ function keysFrom(listDirs: readonly Direction[], after: SortKey | undefined): (
 async function* scanRange(list: ListReader, value: string, after: SortKey | undefined, skip: ScanOptions['skip']): AsyncGenerator<{ key: SortKey; item: unknown }> {
   const dirs = list.root.dirs;
   const rest = keysAfter(dirs.slice(1), after);
+  const field = (k: SortKey): number => compareKeys(k.slice(0, 1), [value], dirs.slice(0, 1));
   const start = (k: SortKey): boolean => {
-    const c = compareKeys(k.slice(0, 1), [value], dirs.slice(0, 1));
+    const c = field(k);
     return c !== 0 ? c > 0 : rest(k.slice(1));
   };
-  for await (const { key, item } of list.scan({ start, skip })) {
+  // The entries past the range are passed over unread: the range's end is known without reading the
+  // chunk after it.
+  const past = (e: IndexEntry): boolean => field(e.first) > 0 || (skip?.(e) ?? false);
+  for await (const { key, item } of list.scan({ start, skip: past })) {
     if (key[0] !== value) return;
     yield { key: key.slice(1), item };
   }
