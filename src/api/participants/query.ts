@@ -6,7 +6,7 @@ import type { Db } from '../../db/index.js';
 import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
 import type { ParamsOf } from '../handlers.js';
 import type { SortKey } from '../sort-keys.js';
-import { acceptedValues, activeDimensions, classifySearch, EVENTS_ROUTE, foldName, metaMode, planList, plannedPostingDimensions, searchTrigrams, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
+import { acceptedValues, activeDimensions, type FilterDimension, classifySearch, EVENTS_ROUTE, foldName, metaMode, planList, plannedPostingDimensions, searchTrigrams, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
 import type { OrderSpec } from '../routes/types.js';
 import type { ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
@@ -98,7 +98,8 @@ function ensureFold(db: Db): void {
   folded.add(db);
 }
 
-const DIM_COLUMN: Record<string, string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id', registered: 'registered', provenance: 'provenance' };
+/** The column of participant_list holding each filter dimension's value. */
+export const DIM_COLUMN: Readonly<Record<FilterDimension, string>> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id', registered: 'registered', provenance: 'provenance' };
 
 /** WHERE conditions of the filters and the search. */
 function filterSql(db: Db, p: ListParams, search: Search | null): { conds: string[]; args: unknown[] } {

@@ -34,7 +34,7 @@ import {
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { CUBE_PATH, cubeOf, SCHEME_LABELS_PATH, vectorPath, vectorsOf } from '../../api/participants/facets.js';
 import { orderDirs } from '../../api/routes/request.js';
-import { curatedSeatNames, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
+import { curatedSeatNames, DIM_COLUMN, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
 import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
 import type { RenderContext } from '../context.js';
@@ -69,9 +69,6 @@ const MAIN_LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
 function postingValue(item: ParticipantListItem, dim: PostingDimension): string | null {
   return dim === 'country' ? item.country : dim === 'scheme' ? item.scheme : dim === 'smp' ? item.smp : item.ap_seat_id;
 }
-
-/** The column of participant_list holding a dimension's value. */
-const POSTING_COLUMN: Record<PostingDimension, string> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id' };
 
 /** The default-order posting lists an item is in (one per dimension with a value), by partition. */
 function postingPartitionsOf(item: ParticipantListItem): string[][] {
@@ -248,7 +245,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   // The posting lists in other orders: one pass per dimension and order, grouped by value (plan.ts
   // ORDERED_POSTINGS).
   for (const dim of POSTING_DIMENSIONS) {
-    const col = POSTING_COLUMN[dim];
+    const col = DIM_COLUMN[dim];
     for (const sort of ORDERED_POSTINGS[dim]) {
       const sql = `SELECT ${col} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${col} IS NOT NULL ORDER BY ${col}, ${orderSql(listOrder(sort))}`;
       lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v, sort), sort, seatNames);
