@@ -65,11 +65,11 @@ export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
 /** Dimensions with a posting list per value (default order): high-cardinality or selective ones. */
 export const POSTING_DIMENSIONS = ['country', 'scheme', 'smp', 'ap'] as const;
 export type PostingDimension = (typeof POSTING_DIMENSIONS)[number];
-/** Facet fields counted per chunk in the six main lists (small value sets only: index size). */
+/** Facet fields counted per chunk in the main lists (small value sets only: index size). */
 export const MAIN_FACET_FIELDS = ['country', 'scheme', 'registered', 'provenance'] as const;
 
 // ---------------------------------------------------------------------------------------------
-// Partitions of the stored lists (docs/snapshot-format.md "Participants"). The six main lists use the
+// Partitions of the stored lists (docs/snapshot-format.md "Participants"). The main lists use the
 // route's partition [sort]; the others use partitions no sort value can equal.
 
 export const mainPartition = (sort: ParticipantSort): string[] => [sort];
@@ -95,6 +95,16 @@ export const ORDERED_POSTINGS: Readonly<Record<PostingDimension, readonly Partic
 };
 /** The order opposite the default (the default order's lists read backward). */
 export const REVERSE_DEFAULT_SORT: ParticipantSort = 'first_seen.asc';
+/**
+ * The orders stored as main lists: every order but first_seen.asc, the exact reverse of the default
+ * order, whose walks read the default order's main list backward (mainSource). A cursor names the
+ * requested order all the same (mainPartition of the request's sort).
+ */
+export const MAIN_LIST_SORTS: readonly ParticipantSort[] = PARTICIPANT_SORTS.filter((s) => s !== REVERSE_DEFAULT_SORT);
+/** The main list a walk of `sort` reads, and whether backward. */
+export function mainSource(sort: ParticipantSort): { sort: ParticipantSort; backward: boolean } {
+  return sort === REVERSE_DEFAULT_SORT ? { sort: DEFAULT_SORT, backward: true } : { sort, backward: false };
+}
 /** The country order whose main list holds a country's participants as a range in a name order. */
 const COUNTRY_RANGE: Partial<Record<ParticipantSort, ParticipantSort>> = { 'name.asc': 'country.asc', 'name.desc': 'country.desc' };
 

@@ -2,7 +2,7 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, DEFAULT_SORT, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
@@ -268,8 +268,10 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const order: OrderSpec = listOrder(p.sort);
   const dirs = orderDirs(order);
   const search: Search | null = p.q === undefined ? null : classifySearch(p.q);
-  const main = await src.list(LIST_ROUTE, mainPartition(p.sort));
-  if (main === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${p.sort}`);
+  // first_seen.asc reads the default order's main list backward (MAIN_LIST_SORTS).
+  const mainAt = mainSource(p.sort);
+  const main = await src.list(LIST_ROUTE, mainPartition(mainAt.sort));
+  if (main === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${mainAt.sort}`);
 
   // Sizes of the candidate sources: posting dimensions of at most POSTING_VALUES_MAX values (country and
   // scheme from the main root's counts, smp and ap from their posting roots) and the rarest of at most
@@ -345,14 +347,16 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   } else {
     // The source list in the requested order from the cursor until the page is full (PageCollector),
     // past the index entries whose facet counts rule a filter out (the main lists count four facets).
-    // The first-seen orders share the default order's posting and trigram lists: first_seen.asc reads
-    // them backward. A snapshot without a posting list in the requested order walks the main list.
+    // The first-seen orders share the default order's main, posting and trigram lists: first_seen.asc
+    // reads them backward. A snapshot without a posting list in the requested order walks the main list.
     // A country in a name order is a range of the country order's main list.
     let source: ListReader | null;
     let backward = false;
     let range: string | null = null;
-    if (plan.source === 'main') source = main;
-    else if (plan.source === 'trigram') {
+    if (plan.source === 'main') {
+      source = main;
+      backward = mainAt.backward;
+    } else if (plan.source === 'trigram') {
       source = rarestList;
       backward = p.sort !== DEFAULT_SORT;
     } else {

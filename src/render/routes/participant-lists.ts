@@ -1,4 +1,4 @@
-// The lists of `/v1/participants`: the six main orders, the posting lists, the trigram lists, the
+// The lists of `/v1/participants`: the main lists (five orders; first_seen.asc reads the default one backward), the posting lists, the trigram lists, the
 // identifier index and the cell list, and the first page at default parameters. A full build writes them streaming; an
 // incremental build patches them in place around the participants the change set names. Stated once
 // in docs/snapshot-format.md ("Participants") and docs/incremental.md ("Lists patched in place").
@@ -20,6 +20,7 @@ import {
   listKey,
   listOrder,
   MAIN_FACET_FIELDS,
+  MAIN_LIST_SORTS,
   mainPartition,
   ORDERED_POSTINGS,
   POSTING_DIMENSIONS,
@@ -35,7 +36,7 @@ import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { CUBE_PATH, cubeOf, SCHEME_LABELS_PATH, vectorPath, vectorsOf } from '../../api/participants/facets.js';
 import { orderDirs } from '../../api/routes/request.js';
 import { curatedSeatNames, DIM_COLUMN, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
-import { PARTICIPANT_SORTS, type ParticipantListItem } from '../../api/schemas/index.js';
+import type { ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
 import type { RenderContext } from '../context.js';
 import { level0Of, patchList, type PatchOp } from '../list-patch.js';
@@ -175,11 +176,11 @@ export const TRIGRAM_WRITERS_MAX = 8192;
 /** Writes every list; returns how many. */
 function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, trigramWritersMax: number): number {
   const { db } = ctx;
-  let lists = PARTICIPANT_SORTS.length + 1;
+  let lists = MAIN_LIST_SORTS.length + 1;
   const dflt = listOrder(DEFAULT_SORT);
   const dfltDirs = orderDirs(dflt);
   // The main lists other than the default order, one pass each.
-  for (const sort of PARTICIPANT_SORTS) {
+  for (const sort of MAIN_LIST_SORTS) {
     if (sort === DEFAULT_SORT) continue;
     const order = listOrder(sort);
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), orderDirs(order), MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
@@ -346,7 +347,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   const placesOf = (item: ParticipantListItem): Array<{ list: ListChanges; key: SortKey; facets?: Record<string, string[]> }> => {
     const out: Array<{ list: ListChanges; key: SortKey; facets?: Record<string, string[]> }> = [];
     const facets = facetsOf(item);
-    for (const sort of PARTICIPANT_SORTS) {
+    for (const sort of MAIN_LIST_SORTS) {
       const order = listOrder(sort);
       out.push({ list: changesOf(mainPartition(sort), orderDirs(order), 'main'), key: listKey(order, item), facets });
     }
