@@ -606,6 +606,30 @@ describe('participants.list read cost with the default chunk settings', () => {
     expect(walked).toBe(16);
   });
 
+  it('registered=false, about 1% of the participants, reads its posting list in every order, not the main list: a page reads at most the list\'s chunks', async () => {
+    const n = db.prepare('SELECT count(*) FROM participant_list WHERE registered = 0').pluck().get() as number;
+    expect(n, 'the demo has unregistered participants').toBeGreaterThan(20);
+    const listChunks = Math.ceil(n / LIST_CHUNK_MIN_ITEMS) + 1;
+    for (const sort of PARTICIPANT_SORTS) {
+      const at = postingSource('registered', sort)!;
+      expect(at.kind, sort).toBe('posting');
+      if (at.kind === 'posting') expect(readStoredJson(path.join(prodDir, listRootPath('participants.list', postingPartition('registered', 'false', at.sort)))), sort).toMatchObject({ count: n });
+      let cursor: string | undefined;
+      const seen: string[] = [];
+      for (;;) {
+        const { body, stats } = await prodPage(`/v1/participants${qs({ registered: 'false', sort, limit: '7', cursor })}`);
+        // The main list holds the unregistered one or two to a chunk: a page of 7 read 3 to 5 chunks.
+        expect(stats.chunks, `${sort} ${cursor ?? 'first page'}`).toBeLessThanOrEqual(listChunks);
+        seen.push(...body.items.map((i) => i.id));
+        if (body.next_cursor === null) break;
+        cursor = body.next_cursor;
+      }
+      expect(seen, sort).toEqual(everyMatch({ registered: 'false', sort }));
+    }
+    // registered=true has no posting list: nearly everyone, walked densely in the main list.
+    expect(fs.existsSync(path.join(prodDir, listRootPath('participants.list', postingPartition('registered', 'true'))))).toBe(false);
+  });
+
   /**
    * The chunks a small candidate set read whole spans (docs/snapshot-format.md "Participants", rule 2):
    * per list, its items over chunks of at least LIST_CHUNK_MIN_ITEMS and a partial one; 0 when the

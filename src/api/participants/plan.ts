@@ -62,9 +62,23 @@ export const SEARCH_TRIGRAMS_MAX = 8;
 /** Facet dimensions of the list filters (each a set of accepted values, or one value). */
 export const FILTER_DIMENSIONS = ['country', 'scheme', 'smp', 'ap', 'registered', 'provenance'] as const;
 export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
-/** Dimensions with a posting list per value (default order): high-cardinality or selective ones. */
-export const POSTING_DIMENSIONS = ['country', 'scheme', 'smp', 'ap'] as const;
+/**
+ * Dimensions with a posting list per value (default order): high-cardinality or selective ones, and
+ * the rare side of `registered` (hasPostingList).
+ */
+export const POSTING_DIMENSIONS = ['country', 'scheme', 'smp', 'ap', 'registered'] as const;
 export type PostingDimension = (typeof POSTING_DIMENSIONS)[number];
+/**
+ * Posting dimensions whose lists hold one value only: `registered=false`, about 1% of the participants
+ * (26,365 of 3 million at `peppol`), one or two in a main-list chunk, so a walk of the main list read
+ * a chunk per match; `registered=true` is nearly everyone, and its walks read the main list densely.
+ */
+const POSTING_ONLY_VALUE: Partial<Record<PostingDimension, string>> = { registered: 'false' };
+/** Whether the snapshot holds posting lists of this value of a posting dimension. */
+export function hasPostingList(dim: PostingDimension, value: string): boolean {
+  const only = POSTING_ONLY_VALUE[dim];
+  return only === undefined || only === value;
+}
 /** Facet fields counted per chunk in the main lists (small value sets only: index size). */
 export const MAIN_FACET_FIELDS = ['country', 'scheme', 'registered', 'provenance'] as const;
 
@@ -92,6 +106,7 @@ export const ORDERED_POSTINGS: Readonly<Record<PostingDimension, readonly Partic
   scheme: ['name.asc', 'name.desc'],
   smp: ['name.asc', 'name.desc', 'country.asc', 'country.desc'],
   ap: ['name.asc', 'name.desc', 'country.asc', 'country.desc'],
+  registered: ['name.asc', 'name.desc', 'country.asc', 'country.desc'],
 };
 /** The order opposite the default (the default order's lists read backward). */
 export const REVERSE_DEFAULT_SORT: ParticipantSort = 'first_seen.asc';
@@ -373,14 +388,16 @@ export type ListPlan =
 export function planList(p: ListParams, search: Search | null, rarest: RarestTrigram | null, postingTotals: ReadonlyMap<PostingDimension, number>): ListPlan {
   if (search !== null && search.kind !== 'name') return { kind: 'set', source: 'ids' };
   if (rarest !== null && rarest.count <= SMALL_SET_MAX) return { kind: 'set', source: 'trigram', trigram: rarest.trigram };
+  // Only the values with posting lists (hasPostingList) are a source.
+  const listed = (d: PostingDimension): boolean => acceptedValues(p, d).every((v) => hasPostingList(d, v));
   let small: PostingDimension | null = null;
-  for (const [d, n] of postingTotals) if (n <= SMALL_SET_MAX && (small === null || n < postingTotals.get(small)!)) small = d;
+  for (const [d, n] of postingTotals) if (n <= SMALL_SET_MAX && listed(d) && (small === null || n < postingTotals.get(small)!)) small = d;
   if (small !== null) return { kind: 'set', source: 'posting', dim: small };
   let best: ListPlan | null = null;
   let bestCount = Infinity;
   for (const [d, n] of postingTotals) {
     const values = acceptedValues(p, d);
-    if (values.length === 1 && n < bestCount && postingSource(d, p.sort) !== null) {
+    if (values.length === 1 && n < bestCount && listed(d) && postingSource(d, p.sort) !== null) {
       best = { kind: 'walk', source: 'posting', dim: d, value: values[0]! };
       bestCount = n;
     }

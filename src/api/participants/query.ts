@@ -155,7 +155,7 @@ function rarestTrigram(db: Db, search: Search | null): RarestTrigram | null {
 function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
   const out = new Map<PostingDimension, number>();
   for (const d of plannedPostingDimensions(p)) {
-    const vals = acceptedValues(p, d);
+    const vals = acceptedValues(p, d).map((v) => (d === 'registered' ? (v === 'true' ? 1 : 0) : v));
     const n = db.prepare(`SELECT count(*) FROM participant_list WHERE ${DIM_COLUMN[d]} IN (${vals.map(() => '?').join(', ')})`).pluck().get(...vals) as number;
     out.set(d, n);
   }

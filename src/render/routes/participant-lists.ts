@@ -15,6 +15,7 @@ import {
   foldName,
   ID_INDEX_DIRS,
   ID_INDEX_PARTITION,
+  hasPostingList,
   LIST_CHUNK_MIN_ITEMS,
   LIST_ROUTE,
   listKey,
@@ -67,8 +68,10 @@ const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
 const MAIN_LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
 
 /** The value of an item in a posting dimension. */
+/** The value of a posting dimension an item is listed under (null: none, or a value without lists). */
 function postingValue(item: ParticipantListItem, dim: PostingDimension): string | null {
-  return dim === 'country' ? item.country : dim === 'scheme' ? item.scheme : dim === 'smp' ? item.smp : item.ap_seat_id;
+  const v = facetValues(item, dim)[0];
+  return v !== undefined && hasPostingList(dim, v) ? v : null;
 }
 
 /** The default-order posting lists an item is in (one per dimension with a value), by partition. */
@@ -246,9 +249,10 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   // The posting lists in other orders: one pass per dimension and order, grouped by value (plan.ts
   // ORDERED_POSTINGS).
   for (const dim of POSTING_DIMENSIONS) {
-    const col = DIM_COLUMN[dim];
+    // registered: the unregistered only (hasPostingList), the value as the key writes it.
+    const [group, cond] = dim === 'registered' ? ["'false'", 'registered = 0'] : [DIM_COLUMN[dim], `${DIM_COLUMN[dim]} IS NOT NULL`];
     for (const sort of ORDERED_POSTINGS[dim]) {
-      const sql = `SELECT ${col} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${col} IS NOT NULL ORDER BY ${col}, ${orderSql(listOrder(sort))}`;
+      const sql = `SELECT ${group} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${cond} ORDER BY "group", ${orderSql(listOrder(sort))}`;
       lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v, sort), sort, seatNames);
     }
   }
