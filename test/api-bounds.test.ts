@@ -11,14 +11,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anomalyCursor, eventCursor, eventPlan } from '../src/api/events/feed.js';
 import { LIMIT_MAX, addDays, utcDay } from '../src/api/params.js';
-import { POSTING_VALUES_MAX, SEARCH_TRIGRAMS_MAX } from '../src/api/participants/plan.js';
+import { MAIN_LIST_SORTS, POSTING_VALUES_MAX, SEARCH_TRIGRAMS_MAX } from '../src/api/participants/plan.js';
 import { CUBE_PATH } from '../src/api/participants/facets.js';
 import { HTML_CONTENT_TYPE } from '../src/api/json.js';
 import { listRootPath } from '../src/api/paths.js';
 import { PROBLEM_NAMES } from '../src/api/problems.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { CHURN_WINDOW_MAX_DAYS, ROUTE_LIST, ROUTES, type RouteId } from '../src/api/routes/table.js';
-import { CHURN_PARTICIPANTS_MAX, PARTICIPANT_SORTS, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
+import { CHURN_PARTICIPANTS_MAX, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
 import { defaultConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
 import { createHandler } from '../src/edge/handler.js';
@@ -27,6 +27,7 @@ import { MAX_TARGET_BYTES } from '../src/edge/target.js';
 import type { IndexEntry, IndexNode, ListRoot } from '../src/edge/list-format.js';
 import type { FileReader } from '../src/edge/types.js';
 import { runBuild } from '../src/render/build.js';
+import { testConfig } from './helpers/config.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { oracleAnswer, snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
 import { readStoredJson } from '../src/render/stored.js';
@@ -128,7 +129,7 @@ const cubeBytes = (): number => fs.statSync(path.join(out, CUBE_PATH)).size;
 /** The most a participant list walk reads: every index node and chunk of the largest source list (a main list), as files and bytes. */
 function walkFiles(): { files: number; bytes: number } {
   let most = { files: 0, bytes: 0 };
-  for (const sort of PARTICIPANT_SORTS) {
+  for (const sort of MAIN_LIST_SORTS) {
     const all = { files: 0, bytes: 0 };
     const visit = (entries: IndexEntry[]): void => {
       for (const e of entries) {
@@ -279,7 +280,7 @@ beforeAll(() => {
   const copy = copyOfSmallDemoDb();
   nowMs = Date.parse(smallDemo().now);
   out = snapshotTempDir('api-bounds-');
-  runBuild({ config: defaultConfig(), dbPath: copy.path, outDir: out, nowMs });
+  runBuild({ config: testConfig(), dbPath: copy.path, outDir: out, nowMs });
   db = copy.open();
   baseUrl = snapshotInfo(out).base_url;
 }, 240_000);

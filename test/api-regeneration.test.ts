@@ -11,11 +11,12 @@ import { compareKeys } from '../src/api/sort-keys.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { orderOf, parseRequest, sortKeyOf } from '../src/api/routes/request.js';
 import { ROUTE_LIST, routeById } from '../src/api/routes/table.js';
-import { defaultConfig, type Config } from '../src/config/index.js';
+import type { Config } from '../src/config/index.js';
 import { openDb, type Db } from '../src/db/index.js';
 import { runBuild } from '../src/render/build.js';
 import { createResolve } from '../src/edge/resolve.js';
 import { directoryReader } from '../src/serve/index.js';
+import { testConfig } from './helpers/config.js';
 import { runCli } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
@@ -89,7 +90,7 @@ beforeAll(async () => {
   out = snapshotTempDir('regen-out-');
   configFile = path.join(tempDir('regen-config-'), 'config.json');
   fs.writeFileSync(configFile, '{}\n');
-  config = defaultConfig();
+  config = testConfig();
   // The database has ingested this feed directory: the fixture's database names the directory it was
   // generated in, and ingest recognises a source by its location, so point it at the copy (otherwise
   // the next ingest would read every segment again instead of the new ones only).

@@ -11,6 +11,7 @@ import type { Db } from '../src/db/index.js';
 import { runPublish } from '../src/publish/index.js';
 import { runBuild } from '../src/render/build.js';
 import { urlPathOfExact } from '../src/render/verify.js';
+import { testConfig } from './helpers/config.js';
 import { startServe as startServeCli, type Served } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { BULK_SAMPLE, describeE2e } from './helpers/e2e-suite.js';
@@ -50,7 +51,7 @@ beforeAll(async () => {
   const copy = copyOfSmallDemoDb();
   nowMs = Date.parse(smallDemo().now);
   out = snapshotTempDir('e2e-serve-');
-  runBuild({ config: defaultConfig(), dbPath: copy.path, outDir: out, nowMs });
+  runBuild({ config: testConfig(), dbPath: copy.path, outDir: out, nowMs });
   fs.mkdirSync(path.dirname(path.join(out, BULK_SAMPLE.path)), { recursive: true });
   fs.writeFileSync(path.join(out, BULK_SAMPLE.path), BULK_SAMPLE.bytes);
   db = copy.open();

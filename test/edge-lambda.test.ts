@@ -19,6 +19,7 @@ import { edgePolicyOf } from '../src/edge/policy.js';
 import { runPublish, type PublishSummary } from '../src/publish/index.js';
 import { runBuild } from '../src/render/build.js';
 import type { FunctionUrlEvent, FunctionUrlHandler, FunctionUrlResult } from '../src/serve/lambda.js';
+import { testConfig } from './helpers/config.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { BULK_SAMPLE, describeE2e, type RequestInitLike, type ResponseLike, type SendFn } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
@@ -153,7 +154,7 @@ beforeAll(async () => {
   // send hundreds of requests from one client.
   const copy = copyOfSmallDemoDb();
   demoOut = snapshotTempDir('lambda-demo-');
-  runBuild({ config: parseConfig({ edge: { rate_limit: 'off' } }, tempDir('lambda-config-')), dbPath: copy.path, outDir: demoOut, nowMs });
+  runBuild({ config: testConfig({ edge: { rate_limit: 'off' } }, tempDir('lambda-config-')), dbPath: copy.path, outDir: demoOut, nowMs });
   db = copy.open();
   demoBase = snapshotInfo(demoOut).base_url;
   smallOut = buildEmpty({ render: { base_url: 'https://keyed.example' }, edge: { access: { mode: 'keyed' } } });

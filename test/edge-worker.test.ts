@@ -15,6 +15,7 @@ import { parseConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
 import { edgePolicyOf } from '../src/edge/policy.js';
 import { runBuild } from '../src/render/build.js';
+import { testConfig } from './helpers/config.js';
 import { batchingBucket, BUCKET_LOADER_SCRIPT, fillBucket, type BucketWriter } from './helpers/bucket.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { BULK_SAMPLE, describeE2e, type RequestInitLike, type ResponseLike } from './helpers/e2e-suite.js';
@@ -132,7 +133,7 @@ beforeAll(async () => {
   // send hundreds of requests from one client.
   const copy = copyOfSmallDemoDb();
   demoOut = snapshotTempDir('worker-demo-');
-  runBuild({ config: parseConfig({ edge: { rate_limit: 'off' } }, tempDir('worker-config-')), dbPath: copy.path, outDir: demoOut, nowMs });
+  runBuild({ config: testConfig({ edge: { rate_limit: 'off' } }, tempDir('worker-config-')), dbPath: copy.path, outDir: demoOut, nowMs });
   db = copy.open();
   demoBase = snapshotInfo(demoOut).base_url;
   keyedOut = buildEmpty({ render: { base_url: 'https://keyed.example' }, edge: { access: { mode: 'keyed' } } });

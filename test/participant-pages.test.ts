@@ -27,7 +27,6 @@ import { finishResult, paramErrorsOf } from '../src/api/result.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { orderOf, parseRequest, sortKeyOf } from '../src/api/routes/request.js';
 import { ROUTES } from '../src/api/routes/table.js';
-import { defaultConfig } from '../src/config/index.js';
 import { openDb, type Db } from '../src/db/index.js';
 import { compose } from '../src/edge/compose/index.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
@@ -38,6 +37,7 @@ import { participantRenderers } from '../src/render/routes/participants.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { writeManifest } from '../src/render/manifest.js';
 import { verifySnapshot } from '../src/render/verify.js';
+import { testConfig } from './helpers/config.js';
 import { startServe as startServeCli, type Served } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
@@ -147,7 +147,7 @@ beforeAll(async () => {
   }
   nowMs = Date.parse(smallDemo().now);
   out = snapshotTempDir('participant-pages-');
-  runBuild({ config: defaultConfig(), dbPath: copy.path, outDir: out, nowMs });
+  runBuild({ config: testConfig(), dbPath: copy.path, outDir: out, nowMs });
   db = copy.open();
   baseUrl = snapshotInfo(out).base_url;
 

@@ -10,12 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { encodeSegment, SEGMENT_MAX } from '../src/api/paths.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { sha256Hex } from '../src/api/sha256.js';
-import { defaultConfig } from '../src/config/index.js';
 import { openDb } from '../src/db/index.js';
 import { createResolve } from '../src/edge/resolve.js';
 import { runIngest } from '../src/feeds/ingest.js';
 import { runBuild } from '../src/render/build.js';
 import { verifySnapshot } from '../src/render/verify.js';
+import { testConfig } from './helpers/config.js';
 import { lines, tempDir, writeFeedDir } from './helpers/feeds.js';
 import { oracleAnswer, snapshotInfo, snapshotReader, snapshotTempDir } from './helpers/snapshot.js';
 import { listFiles } from './helpers/synthetic-snapshot.js';
@@ -91,7 +91,7 @@ describe('a snapshot with over-long identifiers', () => {
     const s = await runIngest({ dbPath: db, sources: [{ name: 'feeds', url: feeds }], http: { timeout_ms: 5000, retries: 0, retry_base_ms: 10 } });
     expect(s.rejects).toBe(0);
     const out = snapshotTempDir('paths-out-');
-    runBuild({ config: defaultConfig(), dbPath: db, outDir: out, nowMs: Date.parse('2026-11-03T00:00:00Z') });
+    runBuild({ config: testConfig(), dbPath: db, outDir: out, nowMs: Date.parse('2026-11-03T00:00:00Z') });
     const files = listFiles(out);
     for (const f of files) {
       for (const seg of f.split('/')) expect(Buffer.byteLength(seg), f).toBeLessThanOrEqual(SEGMENT_MAX + '.json'.length);
