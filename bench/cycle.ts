@@ -17,6 +17,8 @@ export interface CycleOptions {
   /** Reuse the directory's feeds, database and snapshot (continue from its last cycle). */
   reuse: boolean;
   full: boolean;
+  /** Write the daily bulk copy (bulk.enabled); off, the cycles measure the API snapshot alone. */
+  bulk: boolean;
   cli: string;
 }
 
@@ -85,7 +87,7 @@ export async function benchCycle(o: CycleOptions, log: (line: string) => void): 
   const config = path.join(o.dir, 'config.json');
   const stateFile = path.join(o.dir, 'clock.json');
   fs.mkdirSync(o.dir, { recursive: true });
-  fs.writeFileSync(config, `${JSON.stringify({ sources: [{ name: 'demo', url: path.resolve(feeds) }], database: path.resolve(db), out: path.resolve(out) })}\n`);
+  fs.writeFileSync(config, `${JSON.stringify({ sources: [{ name: 'demo', url: path.resolve(feeds) }], database: path.resolve(db), out: path.resolve(out), ...(o.bulk ? {} : { bulk: { enabled: false } }) })}\n`);
   const phases: Phase[] = [];
   const run = async (phase: string, args: string[]): Promise<Phase> => {
     const p = await runPhase(o.cli, phase, args, log);

@@ -137,9 +137,10 @@ program
   .option('--step-minutes <n>', 'demo clock step per cycle', '15')
   .option('--reuse', 'continue from the directory of an earlier run (no first build)')
   .option('--no-full', 'skip the final build --full')
-  .action(async (o: { scale: string; dir: string; now: string; cycles: string; stepMinutes: string; reuse?: boolean; full: boolean }) => {
+  .option('--no-bulk', 'without the daily bulk copy (bulk.enabled false): the API snapshot alone')
+  .action(async (o: { scale: string; dir: string; now: string; cycles: string; stepMinutes: string; reuse?: boolean; full: boolean; bulk: boolean }) => {
     const r = await benchCycle(
-      { scale: o.scale, dir: o.dir, now: o.now, cycles: Number(o.cycles), stepMinutes: Number(o.stepMinutes), reuse: o.reuse ?? false, full: o.full, cli: join(dirname(self), 'peppol-snapshot.mjs') },
+      { scale: o.scale, dir: o.dir, now: o.now, cycles: Number(o.cycles), stepMinutes: Number(o.stepMinutes), reuse: o.reuse ?? false, full: o.full, bulk: o.bulk, cli: join(dirname(self), 'peppol-snapshot.mjs') },
       progressLog(0),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
