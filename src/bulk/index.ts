@@ -81,7 +81,7 @@ export interface BulkReport {
   /** Files written into the snapshot (a file whose bytes did not change is not written again). */
   written: number;
   writer: BulkWriterReport | null;
-  /** Seconds of the build's bulk step (for `started`, `pending` and `adopted`, not the writer's). */
+  /** Seconds of the build's bulk step (`started`: with the wait for the writer's snapshot; not the writer's own seconds). */
   seconds: number;
 }
 
@@ -265,7 +265,10 @@ export function runBulk(o: BulkOptions): BulkStep {
   const r = report({ mode: 'started', reason, day, expired, writer: { pid: w.pid, now: iso(j.nowMs), upto: j.mark.upto, started_at: j.started_at, seconds: null, peak_rss_mb: null, progress: null } });
   return done(r, () => {
     o.progress(`bulk: waiting for the writer of ${day} to take its snapshot`);
+    const t1 = performance.now();
     const error = w.awaitReady();
+    // The build's bulk seconds include the wait.
+    r.seconds = Math.round(r.seconds * 1000 + performance.now() - t1) / 1000;
     if (error !== null) {
       r.mode = 'failed';
       r.reason = `${reason}; ${error}`;
