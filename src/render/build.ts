@@ -280,7 +280,8 @@ function renderWith(
                      INSERT INTO main.lists (root, unit) SELECT root, unit FROM offload.lists ORDER BY root`);
     }
     // The bulk downloads, from the same database state (once per UTC day; src/bulk/index.ts).
-    // An incremental build leaves a due copy to the background writer, from this database state.
+    // A due copy is left to the background writer (reading this database state), except by `--full`
+    // and a first build into an empty directory (docs/bulk.md "Cadence").
     let background = opts.bulkWriter === true && opts.full !== true && !emptyAtStart;
     if (background && !writerAvailable()) {
       progress('bulk: the background writer script is missing (build the project: npm run build); a due copy is written within the build');
