@@ -300,6 +300,16 @@ function writerGone(o: string): boolean {
   }
 }
 
+/** Whether a process has ended (gone, or a zombie its parent, this test process, has not reaped yet). */
+function ended(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return true;
+  }
+}
+
 /** Paths of the files that differ between two trees (present in one only, or other bytes). */
 function treeDiff(a: Map<string, Buffer>, b: Map<string, Buffer>): string[] {
   return [...new Set([...a.keys(), ...b.keys()])].filter((p) => !(a.get(p)?.equals(b.get(p) ?? Buffer.alloc(0)) ?? false)).sort();
@@ -459,7 +469,7 @@ describe('the background writer (an incremental build due to write the copy)', (
     expect(verifySnapshot(bgOut).problems).toEqual([]);
   }, 600_000);
 
-  it('build --full writes the copy within the build and drops a running writer; bulk.enabled false stops one and removes every copy', async () => {
+  it('build --full writes the copy within the build and drops a running writer; a new UTC day drops the unfinished writer of the day before; bulk.enabled false stops one and removes every copy', () => {
     const day4 = '2026-11-25';
     const now4 = Date.parse(`${day4}T00:15:00Z`);
     const first = build(now4);
@@ -475,8 +485,20 @@ describe('the background writer (an incremental build due to write the copy)', (
     const now5 = Date.parse(`${day5}T00:15:00Z`);
     const second = build(now5);
     expect(second.bulk).toMatchObject({ mode: 'started', day: day5 });
+    const pid5 = second.bulk.writer!.pid!;
+    process.kill(pid5, 'SIGSTOP');
+    // The next day comes before that writer finished: it is stopped, that day's copy abandoned, the new day's started.
+    const day6 = '2026-11-27';
+    const now6 = Date.parse(`${day6}T00:15:00Z`);
+    const third = build(now6);
+    expect(third.bulk).toMatchObject({ mode: 'started', day: day6, reason: 'no copy of the day yet' });
+    expect(third.bulk.writer!.pid).not.toBe(pid5);
+    expect(ended(pid5)).toBe(true);
+    expect(JSON.parse(fs.readFileSync(staged(bgOut, 'job.json'), 'utf8'))).toMatchObject({ day: day6 });
+    expect(fs.readdirSync(path.join(bgOut, 'bulk')).sort()).toEqual([DAY2, '2026-11-24', day4, 'latest']);
+
     const off: Config = { ...config, bulk: { ...config.bulk, enabled: false } };
-    const disabled = build(now5, { config: off });
+    const disabled = build(now6, { config: off });
     expect(disabled.bulk.mode).toBe('disabled');
     expect(fs.existsSync(stagingDir(bgOut))).toBe(false);
     expect(writerGone(bgOut)).toBe(true);
