@@ -3,7 +3,10 @@
 // clock on by --step-minutes, generates and ingests the new segments and builds again (incremental),
 // and finally one `build --full` of the same state for comparison. Every phase runs the real CLI in
 // a child process; its wall time and peak RSS (VmHWM, polled from /proc) are reported with the
-// build's own summary (render mode, participants rendered, how the participant lists and the manifest were written, files written by cache class, removed).
+// build's own summary (render mode, participants rendered, how the participant lists and the manifest were written, what it did
+// with the bulk copy, files written by cache class, removed). A build that starts the background bulk writer returns before
+// the copy is written: its writer runs on beside the later phases, and the build that adopts the copy reports the writer's
+// seconds and peak RSS (bulk.writer).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -77,7 +80,10 @@ export function buildFigures(s: Record<string, unknown> | null): Record<string, 
     .slice(0, 5)
     .map(([id, r]) => `${id} ${r.seconds} s`);
   const derive = s.derive as { seconds?: number } | undefined;
-  return { render: s.render, manifest: s.manifest, derive_seconds: derive?.seconds, files: s.files, bytes: s.bytes, written: s.written, written_by_class: s.written_by_class, removed: s.removed, slowest_routes: slowest };
+  // The bulk step without its per-table report: the mode, why, and the background writer (docs/bulk.md "Cadence").
+  const bulk = s.bulk as { mode?: string; reason?: string; day?: string; seconds?: number; files?: number; bytes?: number; written?: number; writer?: unknown } | undefined;
+  const bulkFigures = bulk === undefined ? undefined : { mode: bulk.mode, reason: bulk.reason, day: bulk.day, seconds: bulk.seconds, files: bulk.files, bytes: bulk.bytes, written: bulk.written, writer: bulk.writer };
+  return { render: s.render, manifest: s.manifest, bulk: bulkFigures, derive_seconds: derive?.seconds, files: s.files, bytes: s.bytes, written: s.written, written_by_class: s.written_by_class, removed: s.removed, slowest_routes: slowest };
 }
 
 export async function benchCycle(o: CycleOptions, log: (line: string) => void): Promise<Record<string, unknown>> {

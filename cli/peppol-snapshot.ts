@@ -5,6 +5,7 @@ import { formatIngestSummary, runIngest } from '../src/feeds/ingest.js';
 import { writeFeedDocs } from '../src/feeds/docs.js';
 import { parseDemoOptions, parseNow, runDemo } from '../src/demo/index.js';
 import { runBuild } from '../src/render/build.js';
+import { formatBulkLine } from '../src/bulk/index.js';
 import { verifySnapshot } from '../src/render/verify.js';
 import { formatPublishSummary, ManifestError, PublishError, runPublish } from '../src/publish/index.js';
 import { formatRunSummary, runCycle } from '../src/publish/run.js';
@@ -70,7 +71,7 @@ program
     const outDir = opts.out ?? config.out;
     const summary = await withLocks([dbPath, outDir], 'peppol-snapshot build', (locks) => {
       reportTakeover(locks);
-      return runBuild({ config, dbPath, outDir, nowMs, full: opts.full === true, progress: (m) => progress.update(m) });
+      return runBuild({ config, dbPath, outDir, nowMs, full: opts.full === true, bulkWriter: true, progress: (m) => progress.update(m) });
     }).finally(() => progress.done());
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else {
@@ -79,9 +80,8 @@ program
       const uptime = r.uptime === null ? '' : r.uptime.lists_patched > 0 ? `, ${r.uptime.lists_patched} uptime lists patched (${r.uptime.lists_written} written in full)` : ', uptime lists written in full';
       const how = r.mode === 'full' ? `full render on ${r.threads === 2 ? 'two threads' : 'one thread'}: ${r.reason}` : `incremental render: ${r.participants ?? 0} participants changed${lists}${uptime}`;
       process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; ${how}; generated_at ${summary.generated_at}\n`);
-      const b = summary.bulk;
-      if (b.mode === 'written') process.stderr.write(`build: bulk ${b.day}: ${b.files} files, ${(b.bytes / 1e6).toFixed(1)} MB (${b.written} written), ${b.seconds.toFixed(1)} s (${b.reason})${b.expired.length > 0 ? `; expired ${b.expired.join(', ')}` : ''}\n`);
-      else if (b.expired.length > 0) process.stderr.write(`build: bulk: removed ${b.expired.join(', ')}\n`);
+      const line = formatBulkLine(summary.bulk);
+      if (line !== null) process.stderr.write(`${line}\n`);
       if (summary.missing_routes.length > 0) process.stderr.write(`build: routes without a renderer: ${summary.missing_routes.join(', ')}\n`);
     }
   });

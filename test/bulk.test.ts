@@ -24,6 +24,8 @@ import { copyOfSmallDemoDb } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 import { tree } from './helpers/tree.js';
 import { dataPackageProblems } from './helpers/datapackage-profile.js';
+import { stagingDir } from '../src/bulk/background.js';
+import { acquireLock, LockedError } from '../src/util/lock.js';
 
 const DAY1 = '2026-11-22';
 const NOW1 = Date.parse(`${DAY1}T00:00:00Z`);
@@ -273,6 +275,237 @@ describe('the bulk copy of a day', () => {
       db.close();
     }
   });
+});
+
+/** Files of the staging directory of the background writer (src/bulk/background.ts). */
+const staged = (o: string, file: string): string => path.join(stagingDir(o), file);
+
+/** Waits until `ok()` holds, polling; fails after `ms`. */
+async function until(what: string, ok: () => boolean, ms = 300_000): Promise<void> {
+  const t0 = Date.now();
+  while (!ok()) {
+    if (Date.now() - t0 > ms) throw new Error(`${what}: not after ${ms / 1000} s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Whether the writer's lock is free (no writer process runs: the lock dies with its process). */
+function writerGone(o: string): boolean {
+  try {
+    acquireLock(stagingDir(o), 'test').release();
+    return true;
+  } catch (e) {
+    if (e instanceof LockedError) return false;
+    throw e;
+  }
+}
+
+/** Whether a process has ended (gone, or a zombie its parent, this test process, has not reaped yet). */
+function ended(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return true;
+  }
+}
+
+/** Paths of the files that differ between two trees (present in one only, or other bytes). */
+function treeDiff(a: Map<string, Buffer>, b: Map<string, Buffer>): string[] {
+  return [...new Set([...a.keys(), ...b.keys()])].filter((p) => !(a.get(p)?.equals(b.get(p) ?? Buffer.alloc(0)) ?? false)).sort();
+}
+
+/** Copies a SQLite database in WAL mode that no process writes (the file and its WAL). */
+function copyDb(from: string, to: string): void {
+  for (const ext of ['', '-wal', '-shm']) fs.rmSync(`${to}${ext}`, { force: true });
+  fs.copyFileSync(from, to);
+  if (fs.existsSync(`${from}-wal`)) fs.copyFileSync(`${from}-wal`, `${to}-wal`);
+}
+
+describe('the background writer (an incremental build due to write the copy)', () => {
+  // A directory of its own, from the first build's tree and state, over a database of its own (the
+  // tests write to it): its builds are incremental, the day's copy of DAY1 in place.
+  let bgDb: string;
+  let bgOut: string;
+  /** Writers started here, killed at the end whatever happened. */
+  const pids = new Set<number>();
+  const build = (nowMs: number, extra: Partial<Parameters<typeof runBuild>[0]> = {}): BuildSummary => {
+    const s = runBuild({ config, dbPath: bgDb, outDir: bgOut, nowMs, bulkWriter: true, ...extra });
+    if (s.bulk.writer?.pid != null) pids.add(s.bulk.writer.pid);
+    return s;
+  };
+  const bulkManifest = (o: string): Array<[string, unknown]> => [...manifest(o)].filter(([p]) => p.startsWith('bulk/')).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  const bulkTree = (o: string): Map<string, Buffer> => new Map([...tree(o)].filter(([p]) => p.startsWith('bulk/')));
+
+  beforeAll(() => {
+    const dir = path.join(work, 'bg');
+    fs.mkdirSync(dir);
+    bgDb = path.join(dir, 'db.sqlite');
+    copyDb(dbPath, bgDb);
+    bgOut = path.join(dir, 'out');
+    fs.cpSync(out, bgOut, { recursive: true });
+    fs.copyFileSync(`${out}.state.sqlite`, `${bgOut}.state.sqlite`);
+  });
+
+  afterAll(() => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // ended
+      }
+    }
+  });
+
+  let started: BuildSummary;
+  let writerPid: number;
+  const ref = (): string => path.join(work, 'bg', 'ref.sqlite');
+
+  it('starts the writer and returns without the copy: the earlier copy stays published, the snapshot verifies', () => {
+    const before = { manifest: bulkManifest(bgOut), latest: mtimes(path.join(bgOut, 'bulk', 'latest')) };
+    started = build(NOW2);
+    expect(started.render.mode).toBe('incremental');
+    expect(started.bulk).toMatchObject({ mode: 'started', day: DAY2, reason: 'no copy of the day yet', files: 0, written: 0 });
+    writerPid = started.bulk.writer!.pid!;
+    expect(writerPid).toBeGreaterThan(0);
+    // Paused (a real process, stopped by a signal): what follows does not race it.
+    process.kill(writerPid, 'SIGSTOP');
+    // The build waited for the writer's snapshot, not for its copy.
+    expect(fs.existsSync(staged(bgOut, 'ready.json'))).toBe(true);
+    expect(fs.existsSync(staged(bgOut, 'done.json'))).toBe(false);
+    expect(writerGone(bgOut)).toBe(false);
+    // Nothing of the new copy in the snapshot; the earlier one as it was (files, mtimes, manifest entries).
+    expect(fs.existsSync(path.join(bgOut, 'bulk', DAY2))).toBe(false);
+    expect(bulkManifest(bgOut)).toEqual(before.manifest);
+    expect(mtimes(path.join(bgOut, 'bulk', 'latest'))).toEqual(before.latest);
+    expect(verifySnapshot(bgOut).problems).toEqual([]);
+  }, 300_000);
+
+  it('a build while the writer runs starts no second writer and keeps the earlier copy', () => {
+    const job = fs.readFileSync(staged(bgOut, 'job.json'));
+    const before = bulkManifest(bgOut);
+    const again = build(NOW2);
+    expect(again.bulk).toMatchObject({ mode: 'pending', day: DAY2, written: 0 });
+    expect(again.bulk.writer).toMatchObject({ pid: writerPid, now: new Date(NOW2).toISOString() });
+    expect(fs.readFileSync(staged(bgOut, 'job.json')).equals(job)).toBe(true);
+    expect(bulkManifest(bgOut)).toEqual(before);
+    expect(fs.existsSync(path.join(bgOut, 'bulk', DAY2))).toBe(false);
+  }, 300_000);
+
+  it("writes the copy from the starting build's database state (a read snapshot), whatever is written to the database after", async () => {
+    // The state the build rendered from, kept aside; then the database changes under the paused writer.
+    copyDb(bgDb, ref());
+    const db = openDb(bgDb);
+    try {
+      expect(db.prepare("UPDATE participant_list SET name = 'Zz changed after the snapshot' WHERE provenance <> 'discovered'").run().changes).toBeGreaterThan(0);
+      expect(db.prepare('DELETE FROM events').run().changes).toBeGreaterThan(0);
+      expect(db.prepare('DELETE FROM uptime_hourly').run().changes).toBeGreaterThan(0);
+    } finally {
+      db.close();
+    }
+    process.kill(writerPid, 'SIGCONT');
+    await until('done.json', () => fs.existsSync(staged(bgOut, 'done.json')) || fs.existsSync(staged(bgOut, 'failed.json')));
+    expect(fs.existsSync(staged(bgOut, 'failed.json'))).toBe(false);
+    await until('the writer ends', () => writerGone(bgOut), 60_000);
+    // Back to the state the copy is of, so that the whole tree compares with one full build below.
+    copyDb(ref(), bgDb);
+  }, 600_000);
+
+  it('the next build adopts the finished copy: the tree, bulk files and manifest included, is the full build of that state and clock, byte for byte; the snapshot verifies', () => {
+    // keep_days 1: DAY1's copy expires in the same build (a full build into a fresh directory has none).
+    const keepOne: Config = { ...config, bulk: { ...config.bulk, keep_days: 1 } };
+    const adopted = runBuild({ config: keepOne, dbPath: bgDb, outDir: bgOut, nowMs: NOW2, bulkWriter: true });
+    expect(adopted.render.mode).toBe('incremental');
+    expect(adopted.bulk).toMatchObject({ mode: 'adopted', day: DAY2, expired: [DAY1], redacted: 0 });
+    expect(adopted.bulk.writer).toMatchObject({ pid: writerPid, now: new Date(NOW2).toISOString(), upto: started.bulk.writer!.upto });
+    expect(adopted.bulk.writer!.seconds).toBeGreaterThan(0);
+    expect(adopted.bulk.writer!.peak_rss_mb).toBeGreaterThan(0);
+    expect(adopted.bulk.files).toBe(fs.readdirSync(path.join(bgOut, 'bulk', DAY2)).length);
+    expect(Object.keys(adopted.bulk.tables)).toEqual(BULK_TABLES.map((t) => t.name));
+    // The staging directory is gone once the copy is in the snapshot.
+    expect(fs.existsSync(stagingDir(bgOut))).toBe(false);
+    expect(verifySnapshot(bgOut).problems).toEqual([]);
+
+    const fresh = path.join(work, 'bg', 'fresh');
+    const full = runBuild({ config: keepOne, dbPath: ref(), outDir: fresh, nowMs: NOW2, bulkWriter: true });
+    expect(full.bulk).toMatchObject({ mode: 'written', day: DAY2 });
+    expect(treeDiff(bulkTree(bgOut), bulkTree(fresh))).toEqual([]);
+    expect(bulkManifest(bgOut)).toEqual(bulkManifest(fresh));
+    expect(treeDiff(tree(bgOut), tree(fresh))).toEqual([]);
+    // A later build the same day keeps it.
+    const later = build(NOW2 + 3_600_000);
+    expect(later.bulk).toMatchObject({ mode: 'kept', day: DAY2, written: 0 });
+  }, 600_000);
+
+  it('a writer killed half way is never adopted; the next build starts a new one, whose copy is adopted', async () => {
+    const day3 = '2026-11-24';
+    const now3 = Date.parse(`${day3}T00:15:00Z`);
+    const first = build(now3);
+    expect(first.bulk).toMatchObject({ mode: 'started', day: day3 });
+    const pid = first.bulk.writer!.pid!;
+    // Half way: once its first file is complete, long before its last.
+    await until('a first staged file', () => fs.existsSync(staged(bgOut, day3)) && fs.readdirSync(staged(bgOut, day3)).some((f) => !f.includes('.tmp-')));
+    process.kill(pid, 'SIGSTOP');
+    expect(fs.existsSync(staged(bgOut, 'done.json'))).toBe(false);
+    process.kill(pid, 'SIGKILL');
+    await until('the killed writer releases its lock', () => writerGone(bgOut), 60_000);
+
+    const next = build(now3 + 15 * 60_000);
+    expect(next.bulk.mode).toBe('started');
+    expect(next.bulk.reason).toMatch(/^no copy of the day yet; the writer started .* ended without finishing, started again$/);
+    expect(next.bulk.writer!.pid).not.toBe(pid);
+    // Nothing of the killed writer's files reached the snapshot.
+    expect(fs.existsSync(path.join(bgOut, 'bulk', day3))).toBe(false);
+    expect([...manifest(bgOut).keys()].filter((p) => p.startsWith(`bulk/${day3}/`))).toEqual([]);
+    expect(verifySnapshot(bgOut).problems).toEqual([]);
+
+    await until('done.json', () => fs.existsSync(staged(bgOut, 'done.json')));
+    const adopted = build(now3 + 30 * 60_000);
+    expect(adopted.bulk).toMatchObject({ mode: 'adopted', day: day3 });
+    expect(adopted.bulk.writer!.pid).toBe(next.bulk.writer!.pid);
+    expect(adopted.bulk.writer!.now).toBe(new Date(now3 + 15 * 60_000).toISOString());
+    expect(fs.readdirSync(path.join(bgOut, 'bulk')).sort()).toEqual([DAY2, day3, 'latest']);
+    expect(fs.readFileSync(path.join(bgOut, 'bulk', 'latest', 'datapackage.json')).equals(fs.readFileSync(path.join(bgOut, 'bulk', day3, 'datapackage.json')))).toBe(true);
+    expect(verifySnapshot(bgOut).problems).toEqual([]);
+  }, 600_000);
+
+  it('build --full writes the copy within the build and drops a running writer; a new UTC day drops the unfinished writer of the day before; bulk.enabled false stops one and removes every copy', () => {
+    const day4 = '2026-11-25';
+    const now4 = Date.parse(`${day4}T00:15:00Z`);
+    const first = build(now4);
+    expect(first.bulk).toMatchObject({ mode: 'started', day: day4 });
+    process.kill(first.bulk.writer!.pid!, 'SIGSTOP');
+    const full = build(now4, { full: true });
+    expect(full.bulk).toMatchObject({ mode: 'written', day: day4 });
+    expect(fs.existsSync(stagingDir(bgOut))).toBe(false);
+    expect(writerGone(bgOut)).toBe(true);
+    expect(verifySnapshot(bgOut).problems).toEqual([]);
+
+    const day5 = '2026-11-26';
+    const now5 = Date.parse(`${day5}T00:15:00Z`);
+    const second = build(now5);
+    expect(second.bulk).toMatchObject({ mode: 'started', day: day5 });
+    const pid5 = second.bulk.writer!.pid!;
+    process.kill(pid5, 'SIGSTOP');
+    // The next day comes before that writer finished: it is stopped, that day's copy abandoned, the new day's started.
+    const day6 = '2026-11-27';
+    const now6 = Date.parse(`${day6}T00:15:00Z`);
+    const third = build(now6);
+    expect(third.bulk).toMatchObject({ mode: 'started', day: day6, reason: 'no copy of the day yet' });
+    expect(third.bulk.writer!.pid).not.toBe(pid5);
+    expect(ended(pid5)).toBe(true);
+    expect(JSON.parse(fs.readFileSync(staged(bgOut, 'job.json'), 'utf8'))).toMatchObject({ day: day6 });
+    expect(fs.readdirSync(path.join(bgOut, 'bulk')).sort()).toEqual([DAY2, '2026-11-24', day4, 'latest']);
+
+    const off: Config = { ...config, bulk: { ...config.bulk, enabled: false } };
+    const disabled = build(now6, { config: off });
+    expect(disabled.bulk.mode).toBe('disabled');
+    expect(fs.existsSync(stagingDir(bgOut))).toBe(false);
+    expect(writerGone(bgOut)).toBe(true);
+    expect(fs.existsSync(path.join(bgOut, 'bulk'))).toBe(false);
+    expect([...manifest(bgOut).keys()].filter((p) => p.startsWith('bulk/'))).toEqual([]);
+    expect(verifySnapshot(bgOut).problems).toEqual([]);
+  }, 600_000);
 });
 
 /** Runs f over a read-only connection to the built database. */

@@ -109,6 +109,37 @@ describe('run', () => {
     expect((await a.done).code).toBe(0);
   }, 180_000);
 
+  it('a run on a new UTC day starts the bulk writer and ends without waiting for it, holding no lock; the next run is not held up; a later run adopts and publishes the copy', async () => {
+    const day = at(24 * 60).slice(0, 10);
+    const staging = `${out}.bulk-staging`;
+    const r = await runCli(['run', '--config', config, '--now', at(24 * 60), '--json']);
+    expect(r.code, r.stderr).toBe(3);
+    expect((JSON.parse(r.stdout) as RunSummary).build!.bulk).toBe('started');
+    // run has ended; its writer works on, holding the staging directory's lock and neither of run's.
+    const holder = JSON.parse(fs.readFileSync(`${staging}.lock.json`, 'utf8')) as { pid: number; command: string };
+    expect(holder.command).toBe('peppol-snapshot bulk writer');
+    expect(fs.existsSync(path.join(work, 'small.sqlite.lock.json'))).toBe(false);
+    expect(fs.existsSync(`${out}.lock.json`)).toBe(false);
+    process.kill(holder.pid, 'SIGSTOP'); // still writing, whatever the machine's speed
+    try {
+      const next = await runCli(['run', '--config', config, '--now', at(24 * 60 + 15), '--json']);
+      expect(next.code, next.stderr).toBe(3);
+      expect((JSON.parse(next.stdout) as RunSummary).build!.bulk).toBe('pending');
+      expect(fs.existsSync(path.join(pub, 'bulk', day))).toBe(false);
+      expect(fs.existsSync(path.join(pub, 'bulk', 'latest', 'datapackage.json'))).toBe(true);
+    } finally {
+      process.kill(holder.pid, 'SIGCONT');
+    }
+    await until(path.join(staging, 'done.json'), 300_000);
+    const adopt = await runCli(['run', '--config', config, '--now', at(24 * 60 + 30)]);
+    expect(adopt.code).toBe(3);
+    expect(adopt.stderr).toMatch(/^run: .*; build [\d.]+ s \([\d,]+ files, [\d,]+ written; bulk adopted\); publish [\d.]+ s \([1-9][\d,]* objects uploaded/m);
+    expect(fs.readdirSync(path.join(pub, 'bulk')).sort()).toEqual([smallDemo().now.slice(0, 10), day, 'latest']);
+    expect(fs.readFileSync(path.join(pub, 'bulk', 'latest', 'datapackage.json'))).toEqual(fs.readFileSync(path.join(out, 'bulk', day, 'datapackage.json')));
+    expect(fs.existsSync(staging)).toBe(false);
+    expectPublishedEqualsOut();
+  }, 600_000);
+
   it('a failed build publishes nothing and exits 1', async () => {
     const broken = path.join(work, 'broken.json');
     const blocked = path.join(work, 'a-file');

@@ -142,6 +142,10 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     progress.done();
     ingester.commit();
     await ingester.close();
+    // Without waiting: a reader holding an older snapshot (the background bulk writer, docs/bulk.md
+    // "Cadence") would make TRUNCATE wait the busy timeout, then give up all the same. The frames it
+    // still reads stay in the WAL until a later ingest finds no such reader.
+    db.pragma('busy_timeout = 0');
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
   }

@@ -8,6 +8,7 @@
 import type { Config } from '../config/index.js';
 import { runIngest, type IngestSummary } from '../feeds/ingest.js';
 import { runBuild, type BuildSummary } from '../render/build.js';
+import type { BulkMode } from '../bulk/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_SOURCES_FAILED } from '../util/errors.js';
 import { withLocks } from '../util/lock.js';
 import type { Progress } from '../util/progress.js';
@@ -28,7 +29,8 @@ export interface RunSummary {
   exit_code: number;
   generated_at: string | null;
   ingest: { seconds: number; records: number; segments: number; rejects: number; failed_sources: string[] } | null;
-  build: { seconds: number; files: number; written: number; removed: number } | null;
+  /** `bulk`: what the build did with the bulk copy (src/bulk/index.ts BulkMode; `started`: a background writer runs on after `run` ends). */
+  build: { seconds: number; files: number; written: number; removed: number; bulk: BulkMode } | null;
   publish: { seconds: number; uploaded: number; uploaded_bytes: number; deleted: number; retries: number } | null;
   /** What failed, when something did. */
   errors: string[];
@@ -62,10 +64,12 @@ export async function runCycle(opts: RunOptions): Promise<RunSummary> {
     }
     let build: BuildSummary;
     try {
-      build = runBuild({ config, dbPath: config.database, outDir: config.out, nowMs: opts.nowMs ?? Date.now(), progress: (m) => progress.update(m) });
+      // A due bulk copy is written by a background writer that outlives this process and holds neither
+      // lock; a later cycle adopts it (docs/bulk.md "Cadence").
+      build = runBuild({ config, dbPath: config.database, outDir: config.out, nowMs: opts.nowMs ?? Date.now(), bulkWriter: true, progress: (m) => progress.update(m) });
       progress.done();
       summary.generated_at = build.generated_at;
-      summary.build = { seconds: build.seconds, files: build.files, written: build.written, removed: build.removed };
+      summary.build = { seconds: build.seconds, files: build.files, written: build.written, removed: build.removed, bulk: build.bulk.mode };
     } catch (e) {
       progress.done();
       summary.errors.push(`build: ${message(e)}`);
@@ -101,7 +105,9 @@ export function formatRunSummary(s: RunSummary): string {
   const n = (x: number) => x.toLocaleString('en');
   const parts: string[] = [];
   if (s.ingest) parts.push(`ingest ${s.ingest.seconds} s (${n(s.ingest.records)} records, ${n(s.ingest.segments)} segments${s.ingest.failed_sources.length ? `, failed: ${s.ingest.failed_sources.join(', ')}` : ''})`);
-  if (s.build) parts.push(`build ${s.build.seconds} s (${n(s.build.files)} files, ${n(s.build.written)} written)`);
+  // The bulk copy is named when this cycle did something with it (not when it was kept as it was).
+  const bulk = s.build === null || s.build.bulk === 'kept' || s.build.bulk === 'disabled' ? '' : `; bulk ${s.build.bulk}`;
+  if (s.build) parts.push(`build ${s.build.seconds} s (${n(s.build.files)} files, ${n(s.build.written)} written${bulk})`);
   if (s.publish) parts.push(`publish ${s.publish.seconds} s (${n(s.publish.uploaded)} objects uploaded, ${n(s.publish.deleted)} deleted)`);
   return `run: ${parts.join('; ') || 'nothing done'}; ${s.seconds} s, exit ${s.exit_code}${s.errors.length ? ` — ${s.errors.join('; ')}` : ''}`;
 }

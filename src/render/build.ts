@@ -29,7 +29,8 @@ import { changedSeats, collectChangedParticipants, collectUptimeChanges, current
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 import { DAY_MS } from '../api/time.js';
-import { runBulk, type BulkReport } from '../bulk/index.js';
+import { runBulk, type BulkReport, type BulkStep } from '../bulk/index.js';
+import { writerAvailable } from '../bulk/background.js';
 
 /** Routes the edge answers itself, without a file of their own: health, and the problem type pages (from the catalogue). */
 export const EDGE_ONLY: ReadonlySet<string> = new Set(['health', 'health.db', 'discovery.problem_type']);
@@ -52,6 +53,13 @@ export interface BuildOptions {
    * src/render/routes/participant-lists.ts. For tests and benchmarks.
    */
   listPatchLimit?: number;
+  /**
+   * An incremental build that is due to write the day's bulk copy starts the background writer instead
+   * (src/bulk/background.ts, docs/bulk.md "Cadence"); a later build adopts the copy. The CLI's `build`
+   * and `run` set it. Default false: the copy is written within the build. `build --full` and a first
+   * build into an empty directory always write it within the build.
+   */
+  bulkWriter?: boolean;
   progress?: (message: string) => void;
 }
 
@@ -71,7 +79,7 @@ export interface BuildSummary {
   };
   /** The manifest: its shards, and how many were cut again (all of them when written in full). */
   manifest: { mode: 'patched' | 'written'; shards: number; shards_cut: number };
-  /** The bulk downloads (src/bulk): written (once per UTC day), kept, or disabled. */
+  /** The bulk downloads (src/bulk): written (once per UTC day), started in the background, pending, adopted, failed, kept, or disabled. */
   bulk: BulkReport;
   routes: Record<string, { seconds: number }>;
   /** Routes of the route table without a renderer yet (their requests cannot be answered). */
@@ -197,7 +205,7 @@ function renderWith(
   let participants: number | null = null;
   let lists: ListsReport | null = null;
   let uptime: UptimeReport | null = null;
-  let bulk: BulkReport;
+  let bulk: BulkStep;
   const routes: BuildSummary['routes'] = {};
   const missing: string[] = [];
   const { edge, render } = opts.config;
@@ -272,7 +280,14 @@ function renderWith(
                      INSERT INTO main.lists (root, unit) SELECT root, unit FROM offload.lists ORDER BY root`);
     }
     // The bulk downloads, from the same database state (once per UTC day; src/bulk/index.ts).
-    bulk = runBulk({ db, state, sink, config: opts.config, nowMs: opts.nowMs, full: plan.mode === 'full', trustState: plan.mode === 'incremental' && !plan.recovering, progress });
+    // A due copy is left to the background writer (reading this database state), except by `--full`
+    // and a first build into an empty directory (docs/bulk.md "Cadence").
+    let background = opts.bulkWriter === true && opts.full !== true && !emptyAtStart;
+    if (background && !writerAvailable()) {
+      progress('bulk: the background writer script is missing (build the project: npm run build); a due copy is written within the build');
+      background = false;
+    }
+    bulk = runBulk({ db, state, sink, config: opts.config, nowMs: opts.nowMs, dbPath: opts.dbPath, dbId, full: plan.mode === 'full', trustState: plan.mode === 'incremental' && !plan.recovering, background, progress });
   } finally {
     db.exec('COMMIT');
   }
@@ -288,6 +303,8 @@ function renderWith(
   sink.close();
   const manifestSha = createHash('sha256').update(fs.readFileSync(path.join(opts.outDir, 'manifest.json'))).digest('hex');
   state.commit({ dbId, upto, fingerprint, manifestSha, seats: seatsNow });
+  // A writer started now takes its snapshot before the database can change (this build still holds its lock).
+  bulk.afterCommit();
   // The change rows this build rendered are no longer needed (src/derive/changes.ts).
   consumeChanges(db, upto);
   return {
@@ -296,7 +313,7 @@ function renderWith(
     pruned_probe_rows: a.pruned,
     render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, threads: recordsPath === null ? 1 : 2 },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
-    bulk,
+    bulk: bulk.report,
     routes,
     missing_routes: missing,
     files: manifest.files,
