@@ -198,3 +198,26 @@ describe('build', () => {
     expect(fs.readdirSync(path.dirname(out)).filter((f) => f.startsWith(path.basename(out)) && f.endsWith('.worker'))).toEqual([]);
   }, 300_000);
 });
+
+describe('build from a bundle without its templates', () => {
+  it('stops before any work with an error naming templates/status, not after the render', async () => {
+    // dist/ copied away from the package (as a deployment might): node_modules reachable, templates not.
+    const root = tempDir('bundle-away-');
+    fs.mkdirSync(path.join(root, 'dist'));
+    fs.copyFileSync('dist/peppol-snapshot.mjs', path.join(root, 'dist', 'peppol-snapshot.mjs'));
+    fs.symlinkSync(path.resolve('node_modules'), path.join(root, 'node_modules'));
+    const db = copyOfSmallDemoDb().path;
+    const out = path.join(root, 'out');
+    const r = await runCli(['build', '--db', db, '--out', out, '--now', new Date(NOW).toISOString()], { cli: path.join(root, 'dist', 'peppol-snapshot.mjs') });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('templates/status not found');
+    // Nothing derived, nothing rendered: the database has no derived state, the directory no file.
+    expect(fs.existsSync(out) ? fs.readdirSync(out) : []).toEqual([]);
+    const d = new Database(db, { readonly: true });
+    try {
+      expect(d.prepare("SELECT count(*) FROM meta WHERE key = 'derive_upto'").pluck().get()).toBe(0);
+    } finally {
+      d.close();
+    }
+  });
+});

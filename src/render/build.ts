@@ -23,6 +23,7 @@ import { RenderContext, type ListsReport, type UptimeReport } from './context.js
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
+import { templatesDir } from './site/template.js';
 import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
@@ -124,6 +125,9 @@ export function runBuild(opts: BuildOptions): BuildSummary {
   const t0 = performance.now();
   const progress = opts.progress ?? (() => {});
   const generatedAt = isoNow(opts.nowMs);
+  // The status page's templates are read at the end of the render: a bundle copied away from them
+  // fails here, before the work, not after it.
+  templatesDir();
   const db = openDb(opts.dbPath);
   try {
     const derive = runDerive(db, { progress });

@@ -10,8 +10,9 @@ export interface CliResult {
   stderr: string;
 }
 
-export function startCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? process.cwd(), env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `opts.cli`: another copy of the bundle (default CLI). */
+export function startCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; cli?: string } = {}): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [opts.cli ?? CLI, ...args], { cwd: opts.cwd ?? process.cwd(), env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -20,7 +21,7 @@ export function startCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proc
   return { child, done };
 }
 
-export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; cli?: string } = {}): Promise<CliResult> {
   return startCli(args, opts).done;
 }
 
