@@ -15,8 +15,12 @@ export const OPENAPI_PATH = '/openapi.json';
 
 const isJsonObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `components.schemas` of a stored openapi.json; throws when the bytes are not a JSON document with an object of schemas there. */
-export function storedSchemas(bytes: Uint8Array): Record<string, Json> {
+/**
+ * What the edge takes from a stored openapi.json: `components.schemas`, and whether the snapshot
+ * carries bulk downloads (the stored document links them as `externalDocs`: bulk.enabled at build
+ * time). Throws when the bytes are not a JSON document with an object of schemas there.
+ */
+export function storedParts(bytes: Uint8Array): { schemas: Record<string, Json>; bulk: boolean } {
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -31,7 +35,7 @@ export function storedSchemas(bytes: Uint8Array): Record<string, Json> {
     if (!isJsonObject(schema)) throw new Error(`${OPENAPI_FILE}: components.schemas.${name} is not a schema object`);
     out[name] = schema;
   }
-  return out;
+  return { schemas: out, bulk: isJsonObject(doc) && doc.externalDocs !== undefined };
 }
 
 /** The document options of a policy (the `edge` section): access, rate limit, deprecations. */
@@ -71,7 +75,7 @@ export function openApiResponder(policy: EdgePolicy): OpenApiResponder {
   let last: { stored: Uint8Array; serverUrl: string; baseUrl: string; answer: Answer } | null = null;
   return async (stored, { serverUrl, baseUrl }) => {
     if (last && last.serverUrl === serverUrl && last.baseUrl === baseUrl && sameBytes(last.stored, stored)) return last.answer;
-    const body = jsonBody(openApiDocument({ ...options, baseUrl, serverUrl, schemas: storedSchemas(stored) }));
+    const body = jsonBody(openApiDocument({ ...options, baseUrl, serverUrl, ...storedParts(stored) }));
     const answer: Answer = { status: 200, body, contentType: JSON_CONTENT_TYPE, cacheClass: 'mutable', etag: await sha256Etag(body) };
     last = { stored, serverUrl, baseUrl, answer };
     return answer;

@@ -22,7 +22,7 @@ import { CHURN_CATEGORIES, DETECTORS, EVENT_TYPES, GRADES, INCIDENT_STATUSES, PA
 import type { Db } from '../../src/db/index.js';
 import { jsonText } from '../../src/api/json.js';
 import { openApiDocument } from '../../src/api/openapi.js';
-import { policyOptions, storedSchemas } from '../../src/edge/openapi.js';
+import { policyOptions, storedParts } from '../../src/edge/openapi.js';
 import type { EdgePolicy } from '../../src/edge/types.js';
 import { oracleAnswer, snapshotInfo } from './snapshot.js';
 import { isDataRoute } from '../../src/api/handlers.js';
@@ -323,9 +323,11 @@ export function describeE2e(title: string, target: () => E2eTarget): void {
         // The built document's component schemas, the rest generated for the policy in force, served from the origin.
         const storedBytes = fs.readFileSync(path.join(out, 'openapi.json'));
         const stored = JSON.parse(storedBytes.toString('utf8')) as Record<string, unknown>;
-        const schemas = storedSchemas(storedBytes);
-        expect(r.text).toBe(jsonText(openApiDocument({ ...policyOptions(policy), baseUrl, serverUrl: origin, schemas })));
-        const doc = r.json as { openapi: string; servers: unknown; paths: Record<string, unknown>; components: Record<string, unknown> };
+        const { schemas, bulk } = storedParts(storedBytes);
+        expect(r.text).toBe(jsonText(openApiDocument({ ...policyOptions(policy), baseUrl, serverUrl: origin, schemas, bulk })));
+        const doc = r.json as { openapi: string; servers: unknown; paths: Record<string, unknown>; components: Record<string, unknown>; externalDocs?: unknown };
+        // The bulk downloads are linked when the snapshot carries them (the stored document says so).
+        expect(doc.externalDocs).toEqual(stored.externalDocs);
         expect(doc.servers).toEqual([{ url: origin }]);
         expect(doc.components.schemas).toEqual(schemas);
         expect(doc.openapi).toMatch(/^3\.1/);
