@@ -35,7 +35,7 @@ import type { BulkTableReport, CopyFile } from './copy.js';
 /** The command a writer names in its lock (a build kills only a holder of this name, on this host). */
 export const WRITER_COMMAND = 'peppol-snapshot bulk writer';
 /** Bumped when the job files' meaning changes (a job of another version is discarded). */
-const JOB_VERSION = 1;
+export const JOB_VERSION = 1;
 const JOB_FILE = 'job.json';
 const READY_FILE = 'ready.json';
 const DONE_FILE = 'done.json';

@@ -21,7 +21,7 @@ import type { Config } from '../config/index.js';
 import type { Db } from '../db/index.js';
 import type { DirectorySink } from '../render/sink.js';
 import type { RenderState } from '../render/state.js';
-import { dbMark, discardJob, inspectJob, lastLogLine, removeAdopted, stagedFilesDir, stagingDir, startWriter, type BulkJob } from './background.js';
+import { dbMark, discardJob, inspectJob, JOB_VERSION, lastLogLine, removeAdopted, stagedFilesDir, stagingDir, startWriter, type BulkJob } from './background.js';
 import { linkBeside, placeCopyFile, placeLatest, writeCopyFiles, BULK_DIR, type BulkTableReport, type CopyFile, type CopyInput } from './copy.js';
 import { hashFile } from './file.js';
 import { BULK_LATEST_UNIT, BULK_UNIT_MAX, bulkDayUnit, dayOfBulkUnit, utcDay } from './units.js';
@@ -122,6 +122,11 @@ function bulkKey(day: string, config: Config): string {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** The report of the writer of job `j`, process `pid`. */
+function writerReport(j: BulkJob, pid: number | null, extra: Partial<BulkWriterReport> = {}): BulkWriterReport {
+  return { pid, now: iso(j.nowMs), upto: j.mark.upto, started_at: j.started_at, seconds: null, peak_rss_mb: null, progress: null, ...extra };
+}
+
 /** Bulk's step of a build (see the file comment). Runs in the build's state transaction, within its database read transaction. */
 export function runBulk(o: BulkOptions): BulkStep {
   const t0 = performance.now();
@@ -202,11 +207,10 @@ export function runBulk(o: BulkOptions): BulkStep {
   let failure: string | null = null;
   if (ours && !(o.background && o.full)) {
     const j = job.job!;
-    const writer = (pid: number | null, extra: Partial<BulkWriterReport> = {}): BulkWriterReport => ({ pid, now: iso(j.nowMs), upto: j.mark.upto, started_at: j.started_at, seconds: null, peak_rss_mb: null, progress: null, ...extra });
     if (job.status === 'running') {
       const progress = lastLogLine(outDir);
       o.progress(`bulk: ${day} is being written in the background (pid ${job.holder?.pid ?? '?'}${progress === null ? '' : `: ${progress}`})`);
-      return done(report({ mode: 'pending', reason: `the writer started ${j.started_at} is still writing (${j.reason}); the earlier copy stays`, day, expired, writer: writer(job.holder?.pid ?? null, { progress }) }));
+      return done(report({ mode: 'pending', reason: `the writer started ${j.started_at} is still writing (${j.reason}); the earlier copy stays`, day, expired, writer: writerReport(j, job.holder?.pid ?? null, { progress }) }));
     }
     if (job.status === 'done') {
       const problem = stagedProblem(stagedFilesDir(stagingDir(outDir), j.day), job.done.files);
@@ -227,7 +231,7 @@ export function runBulk(o: BulkOptions): BulkStep {
             files: files.length,
             bytes: files.reduce((n, f) => n + f.bytes, 0),
             written,
-            writer: writer(job.ready?.pid ?? null, { seconds: job.done.seconds, peak_rss_mb: job.done.peak_rss_mb }),
+            writer: writerReport(j, job.ready?.pid ?? null, { seconds: job.done.seconds, peak_rss_mb: job.done.peak_rss_mb }),
           }),
           () => removeAdopted(outDir, j.id),
         );
@@ -248,7 +252,7 @@ export function runBulk(o: BulkOptions): BulkStep {
   // Start the writer on this build's database state (read here, within the render's transaction).
   const reason = failure === null ? due : `${due}; ${failure}, started again`;
   const j: BulkJob = {
-    v: 1,
+    v: JOB_VERSION,
     id: randomUUID(),
     day,
     key,
@@ -262,7 +266,7 @@ export function runBulk(o: BulkOptions): BulkStep {
   o.progress(`bulk: starting the background writer of ${day} (${reason})`);
   const w = startWriter(outDir, j);
   o.state.setInfoValue(JOB_KEY, j.id);
-  const r = report({ mode: 'started', reason, day, expired, writer: { pid: w.pid, now: iso(j.nowMs), upto: j.mark.upto, started_at: j.started_at, seconds: null, peak_rss_mb: null, progress: null } });
+  const r = report({ mode: 'started', reason, day, expired, writer: writerReport(j, w.pid) });
   return done(r, () => {
     o.progress(`bulk: waiting for the writer of ${day} to take its snapshot`);
     const t1 = performance.now();
