@@ -74,9 +74,11 @@ export type PostingDimension = (typeof POSTING_DIMENSIONS)[number];
  * a chunk per match; `registered=true` is nearly everyone, and its walks read the main list densely.
  */
 const POSTING_ONLY_VALUE: Partial<Record<PostingDimension, string>> = { registered: 'false' };
+/** The one value of a posting dimension that has posting lists; undefined: every value has. */
+export const postingOnlyValue = (dim: PostingDimension): string | undefined => POSTING_ONLY_VALUE[dim];
 /** Whether the snapshot holds posting lists of this value of a posting dimension. */
 export function hasPostingList(dim: PostingDimension, value: string): boolean {
-  const only = POSTING_ONLY_VALUE[dim];
+  const only = postingOnlyValue(dim);
   return only === undefined || only === value;
 }
 /** Facet fields counted per chunk in the main lists (small value sets only: index size). */

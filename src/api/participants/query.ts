@@ -101,23 +101,21 @@ function ensureFold(db: Db): void {
 /** The column of participant_list holding each filter dimension's value. */
 export const DIM_COLUMN: Readonly<Record<FilterDimension, string>> = { country: 'country', scheme: 'scheme', smp: 'smp', ap: 'ap_seat_id', registered: 'registered', provenance: 'provenance' };
 
+/** The WHERE condition of some values of a filter dimension ("true"/"false" of `registered` stored as 1/0), and its arguments. */
+export function dimCondition(d: FilterDimension, values: readonly string[]): { cond: string; args: unknown[] } {
+  const col = DIM_COLUMN[d];
+  const args = d === 'registered' ? values.map((v) => (v === 'true' ? 1 : 0)) : [...values];
+  return { cond: args.length === 1 ? `${col} = ?` : `${col} IN (${args.map(() => '?').join(', ')})`, args };
+}
+
 /** WHERE conditions of the filters and the search. */
 function filterSql(db: Db, p: ListParams, search: Search | null): { conds: string[]; args: unknown[] } {
   const conds: string[] = [];
   const args: unknown[] = [];
   for (const d of activeDimensions(p)) {
-    const col = DIM_COLUMN[d]!;
-    if (d === 'registered') {
-      conds.push('registered = ?');
-      args.push(p.registered ? 1 : 0);
-    } else if (d === 'provenance') {
-      conds.push('provenance = ?');
-      args.push(p.provenance);
-    } else {
-      const vals = acceptedValues(p, d);
-      conds.push(`${col} IN (${vals.map(() => '?').join(', ')})`);
-      args.push(...vals);
-    }
+    const c = dimCondition(d, acceptedValues(p, d));
+    conds.push(c.cond);
+    args.push(...c.args);
   }
   if (search !== null) {
     if (search.kind === 'id') {
@@ -155,9 +153,8 @@ function rarestTrigram(db: Db, search: Search | null): RarestTrigram | null {
 function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
   const out = new Map<PostingDimension, number>();
   for (const d of plannedPostingDimensions(p)) {
-    const vals = acceptedValues(p, d).map((v) => (d === 'registered' ? (v === 'true' ? 1 : 0) : v));
-    const n = db.prepare(`SELECT count(*) FROM participant_list WHERE ${DIM_COLUMN[d]} IN (${vals.map(() => '?').join(', ')})`).pluck().get(...vals) as number;
-    out.set(d, n);
+    const c = dimCondition(d, acceptedValues(p, d));
+    out.set(d, db.prepare(`SELECT count(*) FROM participant_list WHERE ${c.cond}`).pluck().get(...c.args) as number);
   }
   return out;
 }

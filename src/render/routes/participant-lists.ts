@@ -16,6 +16,7 @@ import {
   ID_INDEX_DIRS,
   ID_INDEX_PARTITION,
   hasPostingList,
+  postingOnlyValue,
   LIST_CHUNK_MIN_ITEMS,
   LIST_ROUTE,
   listKey,
@@ -36,7 +37,7 @@ import {
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { CUBE_PATH, cubeOf, SCHEME_LABELS_PATH, vectorPath, vectorsOf } from '../../api/participants/facets.js';
 import { orderDirs } from '../../api/routes/request.js';
-import { curatedSeatNames, DIM_COLUMN, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
+import { curatedSeatNames, DIM_COLUMN, dimCondition, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
 import type { ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
 import type { RenderContext } from '../context.js';
@@ -67,7 +68,6 @@ const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
  */
 const MAIN_LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
 
-/** The value of an item in a posting dimension. */
 /** The value of a posting dimension an item is listed under (null: none, or a value without lists). */
 function postingValue(item: ParticipantListItem, dim: PostingDimension): string | null {
   const v = facetValues(item, dim)[0];
@@ -249,11 +249,15 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   // The posting lists in other orders: one pass per dimension and order, grouped by value (plan.ts
   // ORDERED_POSTINGS).
   for (const dim of POSTING_DIMENSIONS) {
-    // registered: the unregistered only (hasPostingList), the value as the key writes it.
-    const [group, cond] = dim === 'registered' ? ["'false'", 'registered = 0'] : [DIM_COLUMN[dim], `${DIM_COLUMN[dim]} IS NOT NULL`];
+    // A dimension with lists of one value only (registered=false): its participants, grouped under that value.
+    const only = postingOnlyValue(dim);
+    const col = DIM_COLUMN[dim];
+    const { cond, args } = only === undefined ? { cond: `${col} IS NOT NULL`, args: [] } : dimCondition(dim, [only]);
+    const group = only === undefined ? col : '?';
+    const groupArgs = only === undefined ? [] : [only];
     for (const sort of ORDERED_POSTINGS[dim]) {
       const sql = `SELECT ${group} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${cond} ORDER BY "group", ${orderSql(listOrder(sort))}`;
-      lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v, sort), sort, seatNames);
+      lists += writeGroupedLists(ctx, db.prepare(sql).iterate(...groupArgs, ...args) as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v, sort), sort, seatNames);
     }
   }
 
