@@ -10,9 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig, type Config } from '../src/config/index.js';
+import type { Config } from '../src/config/index.js';
 import { runBuild, type BuildSummary } from '../src/render/build.js';
 import { statePath } from '../src/render/state.js';
+import { testConfig } from './helpers/config.js';
 import { runCli, startCli } from './helpers/cli.js';
 import { tempDir } from './helpers/feeds.js';
 import { tree } from './helpers/tree.js';
@@ -81,7 +82,7 @@ beforeAll(async () => {
   // Bulk downloads off: a day's copy is written once, by the first build of the day, so a full build into
   // a fresh directory later that day writes a newer one. test/bulk.test.ts checks that the copy an
   // incremental build writes equals the full build's (docs/bulk.md, "Incremental and full builds").
-  config = { ...defaultConfig(), bulk: { ...defaultConfig().bulk, enabled: false } };
+  config = testConfig();
   await advance(T0);
 }, 240_000);
 

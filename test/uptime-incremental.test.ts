@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig, type Config } from '../src/config/index.js';
+import type { Config } from '../src/config/index.js';
 import { getMeta, setMeta, type Db } from '../src/db/index.js';
 import { startRecording, stopRecording } from '../src/derive/changes.js';
 import { ROLLUP_TABLES, type Resolution } from '../src/derive/hosts/rollup.js';
@@ -25,6 +25,7 @@ import { RenderContext, type UptimeReport } from '../src/render/context.js';
 import { HOSTS_RENDERERS } from '../src/render/routes/hosts.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { statePath } from '../src/render/state.js';
+import { testConfig } from './helpers/config.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 import { tree } from './helpers/tree.js';
@@ -170,7 +171,7 @@ beforeAll(() => {
   runDerive(db);
   // Bulk downloads off: written once per UTC day, they are not a function of the clock of every build
   // (test/bulk.test.ts, docs/bulk.md "Incremental and full builds").
-  config = { ...defaultConfig(), bulk: { ...defaultConfig().bulk, enabled: false } };
+  config = testConfig();
   work = tempDir('uptime-incremental-');
   t0 = Date.parse(smallDemo().now);
   hosts = db.prepare('SELECT id, hostname FROM hosts WHERE role IS NOT NULL ORDER BY id').all() as Array<{ id: number; hostname: string }>;
