@@ -1,7 +1,12 @@
 // The deployment templates call the CLI as it is: every `peppol-snapshot … run` line in them uses only
 // options `run` has, and the schedules say every 15 minutes.
 import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { stagingDir } from '../src/bulk/background.js';
+import { parseConfig } from '../src/config/index.js';
+import { statePath } from '../src/render/state.js';
+import { lockFileOf } from '../src/util/lock.js';
 import { runCli } from './helpers/cli.js';
 
 /** The options a command's --help lists (e.g. "--config"). */
@@ -25,6 +30,36 @@ describe('deployment templates', () => {
       expect(calls.length, `${file} calls run`).toBeGreaterThan(0);
       for (const opts of calls) for (const o of opts) expect(known, `${file}: ${o}`).toContain(o);
     }
+  });
+
+  it('the systemd unit lets run write every path it writes, and not its code', () => {
+    const unit = fs.readFileSync('templates/peppol-snapshot-run.service', 'utf8');
+    const setting = (name: string) => [...unit.matchAll(new RegExp(`^${name}=(.*)$`, 'gm'))].flatMap((m) => m[1]!.trim().split(/\s+/));
+    expect(setting('ProtectSystem')).toEqual(['strict']);
+    const dir = setting('WorkingDirectory')[0]!;
+    const rules = [...setting('ReadWritePaths').map((p) => ({ p, rw: true })), ...setting('ReadOnlyPaths').map((p) => ({ p, rw: false }))];
+    /** Under ProtectSystem=strict everything is read-only but the ReadWritePaths; the most specific rule wins. */
+    const writable = (file: string) => {
+      const match = rules.filter((r) => file === r.p || file.startsWith(`${r.p}/`)).sort((a, b) => b.p.length - a.p.length)[0];
+      return match?.rw ?? false;
+    };
+    // The service's config file, with its defaults for the paths, resolved where the unit runs it.
+    const configFile = /--config (\S+)/.exec(unit)![1]!;
+    const config = parseConfig({ publish: { target: { type: 'directory', path: 'publish' } } }, dir, path.join(dir, configFile));
+    if (config.publish.target.type !== 'directory') throw new Error('a directory target');
+    const writes = [
+      config.database,
+      `${config.database}-wal`,
+      lockFileOf(config.database),
+      config.out,
+      lockFileOf(config.out),
+      statePath(config.out),
+      stagingDir(config.out),
+      lockFileOf(stagingDir(config.out)),
+      config.publish.target.path,
+    ];
+    expect(writes.filter((f) => !writable(f))).toEqual([]);
+    for (const code of ['dist/peppol-snapshot.mjs', 'dist/bulk-writer.mjs', 'node_modules/better-sqlite3', configFile]) expect(writable(path.join(dir, code)), code).toBe(false);
   });
 
   it('schedule a cycle every 15 minutes', () => {
