@@ -9,7 +9,7 @@ import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listRootPath } from '../src/api/paths.js';
 import { openDb } from '../src/db/index.js';
-import type { PublishSummary } from '../src/publish/index.js';
+import { COPY_FROM_BYTES, type PublishSummary } from '../src/publish/index.js';
 import { runCli, startCli } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
@@ -93,6 +93,31 @@ function snapshotObjects(): Map<string, string> {
     }
   }
   return objects;
+}
+
+/**
+ * Files of at least COPY_FROM_BYTES whose bytes an earlier file (in path order) of the snapshot has, by
+ * that file: a bulk copy's `latest/` twins of its dated files.
+ */
+function largeTwins(): Map<string, string> {
+  const m = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { shards: { path: string }[] };
+  const large: { path: string; sha256: string }[] = [];
+  for (const s of m.shards) {
+    for (const line of fs.readFileSync(path.join(out, s.path), 'utf8').split('\n')) {
+      if (!line) continue;
+      const e = JSON.parse(line) as { path: string; sha256: string; bytes: number };
+      if (e.bytes >= COPY_FROM_BYTES) large.push(e);
+    }
+  }
+  large.sort((a, b) => (a.path < b.path ? -1 : 1));
+  const first = new Map<string, string>();
+  const twins = new Map<string, string>();
+  for (const e of large) {
+    const f = first.get(e.sha256);
+    if (f === undefined) first.set(e.sha256, e.path);
+    else twins.set(e.path, f);
+  }
+  return twins;
 }
 
 /** The snapshot's entries (path -> sha256) and shards: what a publish compares. */
@@ -185,6 +210,20 @@ describe('publish to an S3-compatible server', () => {
     expect(s.previous_generated_at).toBeNull();
     expect(s.uploaded.objects).toBe(objects.size);
     expect(s.uploaded.meta.objects).toBe(2); // snapshot.json and manifest.json
+    // The bulk copy's large latest/ files are copied inside the store from their dated twins, after them.
+    const twins = largeTwins();
+    expect([...twins.keys()].some((p) => p.startsWith('bulk/latest/'))).toBe(true);
+    const ops = proxy.ops.slice(from).filter((o) => o.kind === 'put' && o.key.startsWith('demo/'));
+    const copies = new Map(ops.filter((o) => o.copyOf !== undefined).map((o) => [o.key.slice('demo/'.length), o]));
+    expect(new Map([...copies].map(([k, o]) => [k, o.copyOf!.slice('demo/'.length)]))).toEqual(twins);
+    for (const [key, source] of twins) {
+      const put = ops.find((o) => o.key === `demo/${source}` && o.copyOf === undefined);
+      expect(put!.end, key).toBeLessThanOrEqual(copies.get(key)!.start);
+    }
+    expect(s.copied.objects).toBe(twins.size);
+    const large = [...twins.keys()][0]!;
+    const [copied, original] = await Promise.all([large, twins.get(large)!].map((k) => client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: `demo/${k}` }))));
+    expect({ type: copied!.ContentType, cache: copied!.CacheControl, length: copied!.ContentLength }).toEqual({ type: original!.ContentType, cache: original!.CacheControl, length: original!.ContentLength });
     expectManifestLast(from, 'demo/');
     check();
     await expectBucketIsSnapshot('demo/');

@@ -50,6 +50,17 @@ export class DirectoryTarget implements PublishTarget {
     await fs.promises.rename(tmp, abs);
   }
 
+  async copy(from: string, key: string, _meta: ObjectMeta): Promise<boolean> {
+    this.stats.requests++;
+    const abs = this.abs(key);
+    await fs.promises.mkdir(this.tmp, { recursive: true });
+    const tmp = path.join(this.tmp, `${process.pid}-${this.seq++}`);
+    await fs.promises.copyFile(this.abs(from), tmp);
+    await fs.promises.mkdir(path.dirname(abs), { recursive: true });
+    await fs.promises.rename(tmp, abs);
+    return true;
+  }
+
   async delete(keys: readonly string[]): Promise<void> {
     const dirs = new Set<string>();
     for (const key of keys) {

@@ -83,6 +83,8 @@ export interface PublishSummary {
   files: number;
   /** Objects uploaded (dry run: to upload), manifest.json and its shards included. */
   uploaded: ClassCounts;
+  /** Of the uploaded, those written by a copy inside the store of another uploaded object with the same bytes. */
+  copied: ClassCount;
   /** Planned objects a cut-off publish of the same snapshot had already written (not uploaded again). */
   resumed: number;
   /** Objects of the old manifest that the new one no longer lists. */
@@ -101,6 +103,11 @@ const STREAM_ABOVE_BYTES = 16 * 1024 * 1024;
 /** Plan rows uploaded per page (each page runs with publish.concurrency uploads in flight). */
 const UPLOAD_PAGE = 2000;
 const UPLOAD_ORDER: readonly CacheClass[] = ['immutable', 'mutable', 'meta'];
+/**
+ * A planned file at least this large whose bytes another planned file already has (a bulk copy's dated
+ * file and its `bulk/latest/` twin) is written by a copy inside the store, not uploaded a second time.
+ */
+export const COPY_FROM_BYTES = 1024 * 1024;
 
 interface PlanRow {
   path: string;
@@ -111,6 +118,8 @@ interface PlanRow {
   bytes: number | null;
   content_type: string | null;
   content_encoding: string | null;
+  /** Written as a copy of this planned path, uploaded before it (COPY_FROM_BYTES). */
+  copy_from: string | null;
 }
 
 export class PublishError extends Error {
@@ -141,7 +150,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
   const plan = new Database(''); // anonymous, on disk: a first publish plans millions of objects
   try {
     plan.exec(`CREATE TABLE plan (path TEXT PRIMARY KEY, op TEXT NOT NULL, why TEXT NOT NULL, class TEXT NOT NULL,
-      sha256 TEXT, bytes INTEGER, content_type TEXT, content_encoding TEXT) WITHOUT ROWID`);
+      sha256 TEXT, bytes INTEGER, content_type TEXT, content_encoding TEXT, copy_from TEXT) WITHOUT ROWID`);
     plan.exec('CREATE INDEX plan_op ON plan (op, class, path)');
     plan.exec('CREATE TABLE forced (path TEXT PRIMARY KEY) WITHOUT ROWID');
 
@@ -188,7 +197,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
 
     // 2. The diff.
     progress('publish: comparing manifests');
-    const insert = plan.prepare('INSERT OR REPLACE INTO plan VALUES (@path, @op, @why, @class, @sha256, @bytes, @content_type, @content_encoding)');
+    const insert = plan.prepare('INSERT OR REPLACE INTO plan VALUES (@path, @op, @why, @class, @sha256, @bytes, @content_type, @content_encoding, NULL)');
     const put = (e: Entry, why: PlanRow['why']) =>
       insert.run({ path: e.path, op: 'put', why, class: e.cache_class, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, content_encoding: e.content_encoding ?? null });
     const retire = (pathName: string, cls: CacheClass, bytes: number) => insert.run({ path: pathName, op: 'retire', why: 'gone', class: cls, sha256: null, bytes, content_type: null, content_encoding: null });
@@ -243,6 +252,16 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
         after = paths[paths.length - 1]!;
       }
     }
+    // Large files planned twice with the same bytes: the first in upload order is uploaded, the others copied from it.
+    const large = plan.prepare("SELECT path, class, sha256 FROM plan WHERE op = 'put' AND bytes >= ?").all(COPY_FROM_BYTES) as Pick<PlanRow, 'path' | 'class' | 'sha256'>[];
+    large.sort((x, y) => UPLOAD_ORDER.indexOf(x.class) - UPLOAD_ORDER.indexOf(y.class) || (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+    const firstWith = new Map<string, string>();
+    const setCopy = plan.prepare('UPDATE plan SET copy_from = ? WHERE path = ?');
+    for (const row of large) {
+      const from = firstWith.get(row.sha256 ?? '');
+      if (from === undefined) firstWith.set(row.sha256 ?? '', row.path);
+      else setCopy.run(from, row.path);
+    }
     plan.exec('COMMIT');
 
     const count = (sql: string, ...args: unknown[]) => plan.prepare(sql).get(...args) as { n: number; bytes: number | null };
@@ -276,6 +295,7 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       recovered,
       files: local.manifest.files,
       uploaded,
+      copied: { objects: 0, bytes: 0 },
       resumed,
       retired,
       deleted: zeroCounts(),
@@ -287,6 +307,8 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
     const retentionMs = p.retention_hours * 3_600_000;
 
     if (dryRun) {
+      const c = count("SELECT count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'put' AND copy_from IS NOT NULL");
+      summary.copied = { objects: c.n, bytes: c.bytes ?? 0 };
       // What this run would doom, and what the recorded ledgers would delete now.
       const dooms = plan.prepare("SELECT class, count(*) AS n, sum(bytes) AS bytes FROM plan WHERE op = 'retire' GROUP BY class").all() as { class: CacheClass; n: number; bytes: number }[];
       const r = await applyRetention(target, state, now(), retentionMs, true);
@@ -315,15 +337,22 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
       let done = 0;
       let doneBytes = 0;
       const pending = state.pending;
-      const upload = async (row: PlanRow, body: PutBody) => {
-        await target.put(row.path, body, {
-          contentType: row.content_type ?? 'application/octet-stream',
-          cacheControl: CACHE_CONTROL[row.class],
-          ...(row.content_encoding ? { contentEncoding: row.content_encoding } : {}),
-        });
+      const meta = (row: PlanRow) => ({
+        contentType: row.content_type ?? 'application/octet-stream',
+        cacheControl: CACHE_CONTROL[row.class],
+        ...(row.content_encoding ? { contentEncoding: row.content_encoding } : {}),
+      });
+      const written = (row: PlanRow) => {
         done++;
         doneBytes += row.bytes ?? 0;
         progress(`publish: ${row.class} ${done.toLocaleString('en')}/${total.toLocaleString('en')} objects, ${(doneBytes / 1e6).toFixed(1)} MB`);
+      };
+      const upload = async (row: PlanRow) => {
+        if (row.copy_from !== null && (await target.copy(row.copy_from, row.path, meta(row)))) {
+          summary.copied.objects++;
+          summary.copied.bytes += row.bytes ?? 0;
+        } else await target.put(row.path, await localBody(outDir, row), meta(row));
+        written(row);
       };
       for (const cls of UPLOAD_ORDER) {
         let after = '';
@@ -335,7 +364,9 @@ export async function runPublish(opts: PublishOptions): Promise<PublishSummary> 
         for (;;) {
           const rows = page.all(cls, after, opts.checkpointEvery ?? UPLOAD_PAGE) as PlanRow[];
           if (rows.length === 0) break;
-          await Promise.all(rows.map((row) => limit(async () => upload(row, await localBody(outDir, row)))));
+          // A copy's source is in an earlier page, or in this one: uploaded before the copies.
+          await Promise.all(rows.filter((r) => r.copy_from === null).map((row) => limit(() => upload(row))));
+          await Promise.all(rows.filter((r) => r.copy_from !== null).map((row) => limit(() => upload(row))));
           after = rows[rows.length - 1]!.path;
           // A page is whole: a rerun of this snapshot may start after it.
           pending.done = { class: cls, after };
@@ -423,6 +454,7 @@ export function formatPublishSummary(s: PublishSummary): string {
     `publish ${s.target}: ${s.dry_run ? 'would upload' : 'uploaded'} ${n(u.objects)} objects (${mb(u.bytes)}; immutable ${n(u.immutable.objects)}, ` +
     `mutable ${n(u.mutable.objects)}, meta ${n(u.meta.objects)}) of a snapshot of ${n(s.files)} files` +
     `${s.resumed > 0 ? ` (${n(s.resumed)} already written by the run that was cut off)` : ''}; ` +
+    `${s.copied.objects > 0 ? `${n(s.copied.objects)} of them (${mb(s.copied.bytes)}) ${s.dry_run ? 'to be copied' : 'copied'} inside the store; ` : ''}` +
     `${n(s.retired)} retired; ${s.dry_run ? 'would delete' : 'deleted'} ${n(d.objects)} (${mb(d.bytes)}; immutable ${n(d.immutable.objects)}, mutable ${n(d.mutable.objects + d.meta.objects)}); ` +
     `${n(s.waiting.objects)} (${mb(s.waiting.bytes)}) waiting for retention; ${n(s.requests)} requests, ${n(s.retries)} retries, ${s.seconds} s`
   );

@@ -147,6 +147,34 @@ export class S3Target implements PublishTarget {
     });
   }
 
+  /** Cleared when the store answers CopyObject with 501: the bytes are uploaded instead. */
+  private serverCopy = true;
+
+  async copy(from: string, key: string, meta: ObjectMeta): Promise<boolean> {
+    if (!this.serverCopy) return false;
+    try {
+      await this.retry(`COPY ${this.name}${from} to ${key}`, async () => {
+        await this.client.send(
+          new this.sdk.CopyObjectCommand({
+            Bucket: this.config.bucket,
+            Key: this.key(key),
+            // The header is a URL path: the key URL-encoded, its slashes kept.
+            CopySource: `${this.config.bucket}/${encodeURIComponent(this.key(from)).replace(/%2F/g, '/')}`,
+            MetadataDirective: 'REPLACE',
+            ContentType: meta.contentType,
+            CacheControl: meta.cacheControl,
+            ...(meta.contentEncoding !== undefined ? { ContentEncoding: meta.contentEncoding } : {}),
+          }),
+        );
+      });
+      return true;
+    } catch (e) {
+      if (!isNotImplemented((e as Error).cause ?? e)) throw e;
+      this.serverCopy = false;
+      return false;
+    }
+  }
+
   async delete(keys: readonly string[]): Promise<void> {
     for (let i = 0; i < keys.length; i += DELETE_BATCH) {
       const batch = keys.slice(i, i + DELETE_BATCH);

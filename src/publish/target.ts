@@ -29,6 +29,12 @@ export interface PublishTarget {
   get(key: string): Promise<Uint8Array | null>;
   /** Writes an object whole (a reader sees the old or the new object, never a part). */
   put(key: string, body: PutBody, meta: ObjectMeta): Promise<void>;
+  /**
+   * Writes `key` as a copy of the object `from` holds, inside the store (S3 CopyObject: no bytes pass
+   * through this machine), with `meta` as its headers. `from` must exist; it is left unchanged.
+   * False, with nothing written, when the store cannot copy: the caller uploads the bytes instead.
+   */
+  copy(from: string, key: string, meta: ObjectMeta): Promise<boolean>;
   /** Deletes objects; keys that do not exist are not an error. */
   delete(keys: readonly string[]): Promise<void>;
   close(): Promise<void>;

@@ -18,6 +18,8 @@ export interface WriteOp {
   end: number;
   /** Kept for manifests, manifest shards and index files (the checker reads their references). */
   body?: Uint8Array;
+  /** A put written as a copy of this key inside the store (S3 CopyObject), no body sent. */
+  copyOf?: string;
 }
 
 const dec = new TextDecoder();
@@ -189,6 +191,15 @@ export class RecordingTarget implements PublishTarget {
     const rel = key;
     const keep = bytes && (rel === 'manifest.json' || rel.startsWith('m/') || rel.startsWith('i/') || dec.decode(bytes.subarray(0, 9)) === '{"level":');
     this.ops.push({ kind: 'put', key, start, end: performance.now(), ...(keep ? { body: bytes } : {}) });
+  }
+
+  async copy(from: string, key: string, meta: ObjectMeta): Promise<boolean> {
+    this.alive();
+    this.writes++;
+    const start = performance.now();
+    const copied = await this.inner.copy(from, key, meta);
+    if (copied) this.ops.push({ kind: 'put', key, start, end: performance.now(), copyOf: from });
+    return copied;
   }
 
   async delete(keys: readonly string[]): Promise<void> {

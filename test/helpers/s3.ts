@@ -129,7 +129,8 @@ export async function startFaultProxy(upstream: string, bucket: string, seed = 1
         upRes.on('end', () => {
           const end = performance.now();
           const status = upRes.statusCode ?? 0;
-          record(req.method ?? 'GET', req.url ?? '/', body, Buffer.concat(out), status, start, end);
+          const copySource = req.headers['x-amz-copy-source'];
+          record(req.method ?? 'GET', req.url ?? '/', body, Buffer.concat(out), status, start, end, typeof copySource === 'string' ? copySource : undefined);
           const send = () => {
             if (res.destroyed) return;
             if (fault === 'lost') {
@@ -152,13 +153,17 @@ export async function startFaultProxy(upstream: string, bucket: string, seed = 1
     });
   });
 
-  function record(method: string, url: string, body: Buffer, response: Buffer, status: number, start: number, end: number): void {
+  function record(method: string, url: string, body: Buffer, response: Buffer, status: number, start: number, end: number, copySource?: string): void {
     if (status < 200 || status >= 300) return;
     const u = new URL(url, 'http://proxy');
     const prefix = `/${bucket}/`;
     if (!u.pathname.startsWith(prefix)) return;
     const key = decodeURIComponent(u.pathname.slice(prefix.length));
-    if (method === 'PUT' && key !== '') {
+    if (method === 'PUT' && key !== '' && copySource !== undefined) {
+      // CopyObject: the source is "bucket/key", URL-encoded.
+      const from = decodeURIComponent(copySource.replace(/^\//, '')).slice(bucket.length + 1);
+      proxy.ops.push({ kind: 'put', key, start, end, copyOf: from });
+    } else if (method === 'PUT' && key !== '') {
       proxy.ops.push({ kind: 'put', key, start, end, ...(keepsBody(key, body) ? { body: new Uint8Array(body) } : {}) });
     } else if (method === 'DELETE' && key !== '') {
       proxy.ops.push({ kind: 'delete', key, start, end });
