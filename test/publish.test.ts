@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultConfig, type Config } from '../src/config/index.js';
 import { Rng } from '../src/demo/prng.js';
-import { runPublish } from '../src/publish/index.js';
+import { COPY_FROM_BYTES, runPublish } from '../src/publish/index.js';
 import { DirectoryTarget } from '../src/publish/directory.js';
 import { STATE_PATH, type PublishState } from '../src/publish/ledger.js';
 import { RecordingTarget, ReferenceChecker, type WriteOp } from './helpers/publish-checker.js';
@@ -58,6 +58,8 @@ function nextVersion(v: SyntheticVersion, rand: () => number, step: number): Syn
     pages[name] = r < 0.4 ? JSON.stringify({ page: name, v: step }) : text;
   }
   if (rand() < 0.5) pages[`q${step}`] = JSON.stringify({ new: step });
+  // Two large files with the same bytes: the second is copied inside the target from the first.
+  if (rand() < 0.4) pages['big-a'] = pages['big-b'] = JSON.stringify({ big: step, fill: 'x'.repeat(COPY_FROM_BYTES) });
   // An earlier state coming back (a list returning to old chunks) is the case retention must survive.
   if (rand() < 0.2 && v.lists.a) lists.a = Array.from({ length: 20 + Math.floor(rand() * 300) }, (_, i) => i * 3);
   return { lists, pages, generatedAt: new Date(Date.parse(v.generatedAt) + 15 * 60_000).toISOString() };
@@ -90,6 +92,7 @@ function expectPublished(out: string, pub: string): void {
 describe('publish to a directory: random versions, cut-off runs and retention', () => {
   it('property: the target always holds what its manifest names, ends equal to the snapshot, and keeps nothing past retention', async () => {
     let resumedRuns = 0;
+    let copiedRuns = 0;
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.constantFrom(0, 2, 6), async (seed, retentionHours) => {
         // The run's changes follow from the fast-check seed.
@@ -137,6 +140,7 @@ describe('publish to a directory: random versions, cut-off runs and retention', 
           clock += Math.floor(rand() * 4) * HOUR;
           const clean = await publish(target());
           if (clean.resumed > 0) resumedRuns++;
+          if (clean.copied.objects > 0) copiedRuns++;
           checker.replay(ops.slice(replayed));
           replayed = ops.length;
           expectPublished(out, pub);
@@ -171,5 +175,6 @@ describe('publish to a directory: random versions, cut-off runs and retention', 
     );
     // Some reruns resumed where a cut-off publish of the same snapshot stopped (and still ended equal).
     expect(resumedRuns).toBeGreaterThan(0);
+    expect(copiedRuns).toBeGreaterThan(0);
   }, 300_000);
 });
