@@ -5,8 +5,8 @@
 // At the peppol scale a snapshot holds millions of files, so the list is split into content-addressed
 // shards (`m/<2 hex>/<38 hex>.ndjson`, one JSON entry per line, sorted by path) and manifest.json holds
 // `generated_at` first (the edge's /health/db reads only the head of the file), totals and the shard
-// list. Shard boundaries are content-defined (after a path whose hash is 0 modulo 1024, or at 8,192
-// entries), so one changed file changes one shard and the publish diff reads only changed shards.
+// list. Shard boundaries are content-defined (after a path whose hash is 0 modulo shardModulus, or at
+// 8,192 entries), so one changed file changes one shard and the publish diff reads only changed shards.
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { storedEncoding } from '../api/paths.js';
@@ -33,6 +33,19 @@ export interface Manifest {
 
 const SHARD_MAX = 8192;
 
+/**
+ * A shard ends after a path whose hash is 0 modulo this (so it holds about this many entries, at most
+ * SHARD_MAX). Content-addressed chunks `c/` and list roots `i/` change all over their range in every
+ * cycle (new head chunks have random names; the retired ones are anywhere), so every shard of theirs is
+ * rewritten whatever its size: there, shards as large as SHARD_MAX allows mean fewer objects written
+ * for the same bytes (docs/benchmarks.md, "Manifest shards"). Elsewhere a cycle
+ * changes a few files here and there (participant records, host pages), and small shards keep those
+ * writes small.
+ */
+export function shardModulus(path: string): number {
+  return path.startsWith('c/') || path.startsWith('i/') ? SHARD_MAX : 1024;
+}
+
 /** Cuts a path-ordered stream of entries into shards and writes each (content-addressed). */
 class ShardWriter {
   readonly shards: ManifestShard[] = [];
@@ -56,7 +69,7 @@ class ShardWriter {
     this.last = e.path;
     this.bytes += e.bytes;
     // A shard's end depends on its own entries only (never on the entry after it).
-    if (this.lines.length >= SHARD_MAX || fnv1a(e.path) % 1024 === 0) this.close();
+    if (this.lines.length >= SHARD_MAX || fnv1a(e.path) % shardModulus(e.path) === 0) this.close();
   }
 
   /** Takes over a shard of the earlier manifest as it is. */
