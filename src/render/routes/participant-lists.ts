@@ -16,7 +16,6 @@ import {
   ID_INDEX_DIRS,
   ID_INDEX_PARTITION,
   hasPostingList,
-  postingOnlyValue,
   LIST_CHUNK_MIN_ITEMS,
   LIST_ROUTE,
   listKey,
@@ -37,7 +36,7 @@ import {
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { CUBE_PATH, cubeOf, SCHEME_LABELS_PATH, vectorPath, vectorsOf } from '../../api/participants/facets.js';
 import { orderDirs } from '../../api/routes/request.js';
-import { curatedSeatNames, DIM_COLUMN, dimCondition, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
+import { curatedSeatNames, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
 import type { ParticipantListItem } from '../../api/schemas/index.js';
 import type { Chunk, ListRoot } from '../../edge/list-format.js';
 import type { RenderContext } from '../context.js';
@@ -182,16 +181,34 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   let lists = MAIN_LIST_SORTS.length + 1;
   const dflt = listOrder(DEFAULT_SORT);
   const dfltDirs = orderDirs(dflt);
-  // The main lists other than the default order, one pass each.
+  // The main lists other than the default order, one pass each, which also writes the posting lists
+  // stored in that order (plan.ts ORDERED_POSTINGS): a posting list in an order is the main list's
+  // items of its value, in the same order, so the item's JSON and key are computed once for all.
   for (const sort of MAIN_LIST_SORTS) {
     if (sort === DEFAULT_SORT) continue;
     const order = listOrder(sort);
-    const w = ctx.list(LIST_ROUTE, mainPartition(sort), orderDirs(order), MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
+    const dirs = orderDirs(order);
+    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
+    const dims = POSTING_DIMENSIONS.filter((dim) => ORDERED_POSTINGS[dim].includes(sort));
+    const postings = new Map<string, ReturnType<RenderContext['list']>>();
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
-      w.add(storeParticipant(item), listKey(order, item), facetsOf(item));
+      const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
+      w.addPending(withFacets);
+      if (dims.length === 0) continue;
+      const p: Pending = { ...withFacets, facets: undefined };
+      for (const dim of dims) {
+        const v = postingValue(item, dim);
+        if (v === null) continue;
+        const k = `${dim}\u0000${v}`;
+        let pw = postings.get(k);
+        if (pw === undefined) postings.set(k, (pw = ctx.list(LIST_ROUTE, postingPartition(dim, v, sort), dirs, undefined, LAYOUT, true)));
+        pw.addPending(p);
+      }
     }
     w.finish();
+    for (const pw of postings.values()) pw.finish();
+    lists += postings.size;
   }
 
   // One pass in the default order writes the main list of that order, the posting list of each facet
@@ -244,21 +261,6 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       w.add(storeParticipant(listItemOf(r, seatNames)), [r.value, r.pid]);
     }
     w.finish();
-  }
-
-  // The posting lists in other orders: one pass per dimension and order, grouped by value (plan.ts
-  // ORDERED_POSTINGS).
-  for (const dim of POSTING_DIMENSIONS) {
-    // A dimension with lists of one value only (registered=false): its participants, grouped under that value.
-    const only = postingOnlyValue(dim);
-    const col = DIM_COLUMN[dim];
-    const { cond, args } = only === undefined ? { cond: `${col} IS NOT NULL`, args: [] } : dimCondition(dim, [only]);
-    const group = only === undefined ? col : '?';
-    const groupArgs = only === undefined ? [] : [only];
-    for (const sort of ORDERED_POSTINGS[dim]) {
-      const sql = `SELECT ${group} AS "group", ${LIST_COLUMNS} FROM participant_list WHERE ${cond} ORDER BY "group", ${orderSql(listOrder(sort))}`;
-      lists += writeGroupedLists(ctx, db.prepare(sql).iterate(...groupArgs, ...args) as IterableIterator<ListRow & { group: string }>, (v) => postingPartition(dim, v, sort), sort, seatNames);
-    }
   }
 
   // The cell list: clustered by facet combination in the cube's cell order (plan.ts CELLS_PARTITION).
