@@ -15,6 +15,7 @@
 // inputs without a time (a seat's O= string, read from its certificates) trigger a full recompute
 // when they change, and bursts (which span events) are recomputed whole on every run.
 import type { Db } from '../db/index.js';
+import { statement } from '../db/statements.js';
 import { organisationFromSubject, seatIdFromSubject } from '../feeds/ids.js';
 import { anomalyId, anomalyTargetKey, type AnomalyTarget, type Detector } from './anomaly-id.js';
 import { DAY, HOUR, isoTime } from './hosts/time.js';
@@ -603,7 +604,6 @@ export function anomalyCount(db: Db, fromMs: number, toMs: number): number {
 
 /** The anomalies an event triggered (GlobalEvent.anomalies), by id. */
 export function eventAnomalies(db: Db, eventId: string): AnomalyRef[] {
-  return db
-    .prepare('SELECT a.id, a.detector, a.grade FROM anomaly_events l JOIN anomalies a ON a.id = l.anomaly_id WHERE l.event_id = ? ORDER BY a.id')
-    .all(eventId) as AnomalyRef[];
+  // Prepared once per connection: a full render of the event lists asks this of every event several times.
+  return statement(db, 'SELECT a.id, a.detector, a.grade FROM anomaly_events l JOIN anomalies a ON a.id = l.anomaly_id WHERE l.event_id = ? ORDER BY a.id').all(eventId) as AnomalyRef[];
 }
