@@ -38,7 +38,7 @@ const SHARD_MAX = 8192;
  * SHARD_MAX). Content-addressed chunks `c/` and list roots `i/` change all over their range in every
  * cycle (new head chunks have random names; the retired ones are anywhere), so every shard of theirs is
  * rewritten whatever its size: there, shards as large as SHARD_MAX allows mean fewer objects written
- * for the same bytes (docs/benchmarks.md, "Manifest shards"). Elsewhere a cycle
+ * for the same bytes (docs/benchmarks.md, "The sweep hour again"). Elsewhere a cycle
  * changes a few files here and there (participant records, host pages), and small shards keep those
  * writes small.
  */
