@@ -229,6 +229,23 @@ describe('publish to an S3-compatible server', () => {
     await expectBucketIsSnapshot('demo/');
   }, 180_000);
 
+  it('a store without CopyObject (501) gets the bytes of the large twins uploaded instead, each copy asked at most once', async () => {
+    const twins = largeTwins();
+    proxy.refuseCopy = true;
+    try {
+      const s = await publish('nocopy/');
+      expect(s.copied.objects).toBe(0);
+      expect(s.uploaded.objects).toBe(snapshotObjects().size);
+      // 501 is not retried, and not asked again once answered (copies already in flight get it too).
+      expect(twins.size).toBeGreaterThan(0);
+      expect(proxy.copiesRefused).toBeGreaterThanOrEqual(1);
+      expect(proxy.copiesRefused).toBeLessThanOrEqual(twins.size);
+    } finally {
+      proxy.refuseCopy = false;
+    }
+    await expectBucketIsSnapshot('nocopy/');
+  }, 180_000);
+
   it('a second publish with no change uploads nothing and reads two objects', async () => {
     const s = await publish('demo/');
     expect(s.uploaded.objects).toBe(0);

@@ -42,7 +42,8 @@ export function isRetryableS3(e: unknown): boolean {
   if (typeof e !== 'object' || e === null) return false;
   const err = e as SdkErrorShape;
   const status = err.$metadata?.httpStatusCode;
-  if (typeof status === 'number' && (status >= 500 || status === 429 || status === 408)) return true;
+  // 501 NotImplemented is an answer, not a failure: the store lacks the operation (copy, multi-delete).
+  if (typeof status === 'number' && ((status >= 500 && status !== 501) || status === 429 || status === 408)) return true;
   if (err.$retryable) return true;
   if (typeof err.name === 'string' && RETRYABLE_NAMES.has(err.name)) return true;
   return typeof err.code === 'string' && RETRYABLE_CODES.has(err.code);

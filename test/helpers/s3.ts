@@ -74,6 +74,9 @@ export interface FaultProxy {
   faults: Faults;
   /** Requests that got an injected fault. */
   injected: number;
+  /** Answer CopyObject with 501 NotImplemented, as a store without it does; counts the copies refused. */
+  refuseCopy: boolean;
+  copiesRefused: number;
   close(): Promise<void>;
 }
 
@@ -101,13 +104,19 @@ export async function startFaultProxy(upstream: string, bucket: string, seed = 1
   const rand = () => rng.float();
   const up = new URL(upstream);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const proxy: FaultProxy = { endpoint: '', ops: [], faults: { ...NO_FAULTS }, injected: 0, close: async () => {} };
+  const proxy: FaultProxy = { endpoint: '', ops: [], faults: { ...NO_FAULTS }, injected: 0, refuseCopy: false, copiesRefused: 0, close: async () => {} };
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('error', () => {});
     req.on('end', () => {
       const body = Buffer.concat(parts);
+      if (proxy.refuseCopy && req.method === 'PUT' && req.headers['x-amz-copy-source'] !== undefined) {
+        proxy.copiesRefused++;
+        res.writeHead(501, { 'content-type': 'application/xml' });
+        res.end(errorXml('NotImplemented'));
+        return;
+      }
       const f = proxy.faults;
       const r = rand();
       let fault: 'fail' | 'lost' | 'slow' | null = null;
