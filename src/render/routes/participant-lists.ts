@@ -73,14 +73,41 @@ function postingValue(item: ParticipantListItem, dim: PostingDimension): string 
   return v !== undefined && hasPostingList(dim, v) ? v : null;
 }
 
-/** The default-order posting lists an item is in (one per dimension with a value), by partition. */
-function postingPartitionsOf(item: ParticipantListItem): string[][] {
+/**
+ * The posting lists stored in `sort` an item is in (one per dimension with a value), by partition:
+ * every posting dimension's in the default order, ORDERED_POSTINGS's in the others.
+ */
+function postingPartitionsOf(item: ParticipantListItem, sort: ParticipantSort = DEFAULT_SORT): string[][] {
   const out: string[][] = [];
   for (const dim of POSTING_DIMENSIONS) {
+    if (sort !== DEFAULT_SORT && !ORDERED_POSTINGS[dim].includes(sort)) continue;
     const v = postingValue(item, dim);
-    if (v !== null) out.push(postingPartition(dim, v));
+    if (v !== null) out.push(postingPartition(dim, v, sort));
   }
   return out;
+}
+
+/** The posting lists one pass writes side by side, each opened at its first item. */
+class PostingWriters {
+  private readonly open = new Map<string, ReturnType<RenderContext['list']>>();
+
+  constructor(
+    private readonly ctx: RenderContext,
+    private readonly dirs: Direction[],
+  ) {}
+
+  add(partition: string[], p: Pending): void {
+    const k = partition.join('\u0000');
+    let w = this.open.get(k);
+    if (w === undefined) this.open.set(k, (w = this.ctx.list(LIST_ROUTE, partition, this.dirs, undefined, LAYOUT, true)));
+    w.addPending(p);
+  }
+
+  /** Finishes every list; returns how many. */
+  finish(): number {
+    for (const w of this.open.values()) w.finish();
+    return this.open.size;
+  }
 }
 
 /** The posting lists in other orders an item is in (ORDERED_POSTINGS of the dimensions it has a value of), with the order. */
@@ -145,11 +172,11 @@ function* namedParticipants(ctx: RenderContext): Generator<NameRow[]> {
 }
 
 /**
- * Writes one list in `sort` per group of a row stream ordered by group, then by that order (the
- * trigram lists left over by the default-order pass, the posting lists in other orders).
+ * Writes one list in the default order per group of a row stream ordered by group, then by that order
+ * (the trigram lists left over by the default-order pass).
  */
-function writeGroupedLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], sort: ParticipantSort, seatNames: ReadonlyMap<string, string>): number {
-  const order = listOrder(sort);
+function writeGroupedLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], seatNames: ReadonlyMap<string, string>): number {
+  const order = listOrder(DEFAULT_SORT);
   let current: string | null = null;
   let w: ReturnType<RenderContext['list']> | null = null;
   let n = 0;
@@ -189,26 +216,18 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     const order = listOrder(sort);
     const dirs = orderDirs(order);
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
-    const dims = POSTING_DIMENSIONS.filter((dim) => ORDERED_POSTINGS[dim].includes(sort));
-    const postings = new Map<string, ReturnType<RenderContext['list']>>();
+    const postings = new PostingWriters(ctx, dirs);
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
       w.addPending(withFacets);
-      if (dims.length === 0) continue;
+      const partitions = postingPartitionsOf(item, sort);
+      if (partitions.length === 0) continue;
       const p: Pending = { ...withFacets, facets: undefined };
-      for (const dim of dims) {
-        const v = postingValue(item, dim);
-        if (v === null) continue;
-        const k = `${dim}\u0000${v}`;
-        let pw = postings.get(k);
-        if (pw === undefined) postings.set(k, (pw = ctx.list(LIST_ROUTE, postingPartition(dim, v, sort), dirs, undefined, LAYOUT, true)));
-        pw.addPending(p);
-      }
+      for (const partition of partitions) postings.add(partition, p);
     }
     w.finish();
-    for (const pw of postings.values()) pw.finish();
-    lists += postings.size;
+    lists += postings.finish();
   }
 
   // One pass in the default order writes the main list of that order, the posting list of each facet
@@ -220,7 +239,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   {
     type Writer = ReturnType<RenderContext['list']>;
     const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
-    const postings = new Map<string, Writer>();
+    const postings = new PostingWriters(ctx, dfltDirs);
     const trigrams = new Map<string, Writer>();
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
@@ -229,12 +248,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       // The posting and trigram lists count no facets: their copy lets the facet values go with the
       // main list's chunk (these lists hold thousands of unfinished chunks at once).
       const p: Pending = { ...withFacets, facets: undefined };
-      for (const partition of postingPartitionsOf(item)) {
-        const k = partition.join('\u0000');
-        let w = postings.get(k);
-        if (w === undefined) postings.set(k, (w = ctx.list(LIST_ROUTE, partition, dfltDirs, undefined, LAYOUT, true)));
-        w.addPending(p);
-      }
+      for (const partition of postingPartitionsOf(item)) postings.add(partition, p);
       for (const t of nameTrigramsOf(item)) {
         let w = trigrams.get(t);
         if (w === undefined) {
@@ -249,9 +263,9 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       }
     }
     main.finish();
-    for (const w of postings.values()) w.finish();
+    lists += postings.finish();
     for (const w of trigrams.values()) w.finish();
-    lists += postings.size + trigrams.size;
+    lists += trigrams.size;
   }
 
   // The identifier index: [value, id] ascending (rule 1 of the participant list).
@@ -294,7 +308,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
       const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
       const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
-      lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, DEFAULT_SORT, seatNames);
+      lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, seatNames);
     } finally {
       db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
     }
