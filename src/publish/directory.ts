@@ -39,25 +39,24 @@ export class DirectoryTarget implements PublishTarget {
     }
   }
 
-  async put(key: string, body: PutBody, _meta: ObjectMeta): Promise<void> {
+  /** Writes `key` whole: `write` fills a temporary file, which is then renamed into place. */
+  private async place(key: string, write: (tmp: string) => Promise<void>): Promise<void> {
     this.stats.requests++;
     const abs = this.abs(key);
     await fs.promises.mkdir(this.tmp, { recursive: true });
     const tmp = path.join(this.tmp, `${process.pid}-${this.seq++}`);
-    if ('bytes' in body) await fs.promises.writeFile(tmp, body.bytes);
-    else await pipeline(fs.createReadStream(body.file), fs.createWriteStream(tmp));
+    await write(tmp);
     await fs.promises.mkdir(path.dirname(abs), { recursive: true });
     await fs.promises.rename(tmp, abs);
   }
 
+  async put(key: string, body: PutBody, _meta: ObjectMeta): Promise<void> {
+    await this.place(key, (tmp) => ('bytes' in body ? fs.promises.writeFile(tmp, body.bytes) : pipeline(fs.createReadStream(body.file), fs.createWriteStream(tmp))));
+  }
+
   async copy(from: string, key: string, _meta: ObjectMeta): Promise<boolean> {
-    this.stats.requests++;
-    const abs = this.abs(key);
-    await fs.promises.mkdir(this.tmp, { recursive: true });
-    const tmp = path.join(this.tmp, `${process.pid}-${this.seq++}`);
-    await fs.promises.copyFile(this.abs(from), tmp);
-    await fs.promises.mkdir(path.dirname(abs), { recursive: true });
-    await fs.promises.rename(tmp, abs);
+    const source = this.abs(from);
+    await this.place(key, (tmp) => fs.promises.copyFile(source, tmp));
     return true;
   }
 
