@@ -80,18 +80,25 @@ function check(): void {
 
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 
+/** The manifest of `out`: its shards' paths and every entry they list. */
+function readManifest(): { shards: string[]; entries: Array<{ path: string; sha256: string; bytes: number }> } {
+  const m = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { shards: { path: string }[] };
+  const shards = m.shards.map((s) => s.path);
+  const entries = shards.flatMap((s) =>
+    fs
+      .readFileSync(path.join(out, s), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { path: string; sha256: string; bytes: number }),
+  );
+  return { shards, entries };
+}
+
 /** Every object a complete publish of `out` leaves: manifest entries, shards, manifest.json, by md5. */
 function snapshotObjects(): Map<string, string> {
-  const m = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { shards: { path: string }[] };
-  const objects = new Map<string, string>([['manifest.json', md5(fs.readFileSync(path.join(out, 'manifest.json')))]]);
-  for (const s of m.shards) {
-    objects.set(s.path, md5(fs.readFileSync(path.join(out, s.path))));
-    for (const line of fs.readFileSync(path.join(out, s.path), 'utf8').split('\n')) {
-      if (!line) continue;
-      const p = (JSON.parse(line) as { path: string }).path;
-      objects.set(p, md5(fs.readFileSync(path.join(out, p))));
-    }
-  }
+  const { shards, entries } = readManifest();
+  const objects = new Map<string, string>();
+  for (const p of ['manifest.json', ...shards, ...entries.map((e) => e.path)]) objects.set(p, md5(fs.readFileSync(path.join(out, p))));
   return objects;
 }
 
@@ -100,15 +107,7 @@ function snapshotObjects(): Map<string, string> {
  * that file: a bulk copy's `latest/` twins of its dated files.
  */
 function largeTwins(): Map<string, string> {
-  const m = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { shards: { path: string }[] };
-  const large: { path: string; sha256: string }[] = [];
-  for (const s of m.shards) {
-    for (const line of fs.readFileSync(path.join(out, s.path), 'utf8').split('\n')) {
-      if (!line) continue;
-      const e = JSON.parse(line) as { path: string; sha256: string; bytes: number };
-      if (e.bytes >= COPY_FROM_BYTES) large.push(e);
-    }
-  }
+  const large = readManifest().entries.filter((e) => e.bytes >= COPY_FROM_BYTES);
   large.sort((a, b) => (a.path < b.path ? -1 : 1));
   const first = new Map<string, string>();
   const twins = new Map<string, string>();
@@ -122,16 +121,8 @@ function largeTwins(): Map<string, string> {
 
 /** The snapshot's entries (path -> sha256) and shards: what a publish compares. */
 function manifestState(): { entries: Map<string, string>; shards: Set<string> } {
-  const m = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as { shards: { path: string }[] };
-  const entries = new Map<string, string>();
-  for (const s of m.shards) {
-    for (const line of fs.readFileSync(path.join(out, s.path), 'utf8').split('\n')) {
-      if (!line) continue;
-      const e = JSON.parse(line) as { path: string; sha256: string };
-      entries.set(e.path, e.sha256);
-    }
-  }
-  return { entries, shards: new Set(m.shards.map((s) => s.path)) };
+  const { shards, entries } = readManifest();
+  return { entries: new Map(entries.map((e) => [e.path, e.sha256])), shards: new Set(shards) };
 }
 
 /** The bucket holds exactly the snapshot (same bytes), plus publish's own state. */
