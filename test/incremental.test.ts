@@ -94,6 +94,7 @@ describe('incremental build', () => {
     expect(first.render.mode).toBe('full');
     const picks = fc.sample(fc.tuple(...CYCLES.map((c) => fc.integer({ min: 0, max: c.steps - 1 }))), 1)[0]!;
     const seen: string[] = [];
+    const eventPartitions: string[] = [];
     let prevMs = T0;
     for (const [i, c] of CYCLES.entries()) {
       const nowMs = Date.parse(c.from) + picks[i]! * 15 * MINUTE;
@@ -124,8 +125,14 @@ describe('incremental build', () => {
         expect(u.lists_patched, label).toBe(full_u.lists_written);
         expect(u.rows_read * 5, label).toBeLessThan(full_u.rows_read);
       } else expect(u.full_reason, label).toBe('the clock moved on more than a day');
+      // The event lists of partitions without a change were kept, neither read nor written.
+      const ev = inc.render.events!;
+      expect(ev.full_reason, label).toBeNull();
+      expect(ev.partitions_written, label).toBeLessThan(full.render.events!.partitions_written);
+      eventPartitions.push(`${label}: ${ev.partitions_written} of ${full.render.events!.partitions_written}`);
       prevMs = nowMs;
     }
+    console.log(`event partitions written: ${eventPartitions.join('; ')}`);
     expect(seen).toHaveLength(CYCLES.length);
     // An incremental build with more changed participants than it patches writes the lists in full
     // (a mass migration): the same tree again.

@@ -368,6 +368,10 @@ class AnomalyWriter {
   private readonly delEvents;
   private readonly delHosts;
   private readonly delSeats;
+  private readonly row;
+  private readonly events;
+  private readonly hosts;
+  private readonly seats;
   written = 0;
   constructor(db: Db) {
     this.ins = db.prepare('INSERT OR REPLACE INTO anomalies (id, detector, grade, target, evidence, observed_at, acknowledged, reason) VALUES (?, ?, ?, ?, ?, ?, 0, NULL)');
@@ -378,6 +382,10 @@ class AnomalyWriter {
     this.delEvents = db.prepare('DELETE FROM anomaly_events WHERE anomaly_id = ?');
     this.delHosts = db.prepare('DELETE FROM anomaly_hosts WHERE anomaly_id = ?');
     this.delSeats = db.prepare('DELETE FROM anomaly_seats WHERE anomaly_id = ?');
+    this.row = db.prepare('SELECT detector, grade, target, evidence, observed_at FROM anomalies WHERE id = ?');
+    this.events = db.prepare('SELECT event_id, observed_at FROM anomaly_events WHERE anomaly_id = ?');
+    this.hosts = db.prepare('SELECT hostname FROM anomaly_hosts WHERE anomaly_id = ?').pluck();
+    this.seats = db.prepare('SELECT seat_id FROM anomaly_seats WHERE anomaly_id = ?').pluck();
   }
   delete(id: string): void {
     this.del.run(id);
@@ -385,15 +393,39 @@ class AnomalyWriter {
     this.delHosts.run(id);
     this.delSeats.run(id);
   }
-  write(f: Found): void {
+  /**
+   * Writes a found anomaly; returns its id. One stored already as found (same fields and links) is
+   * left as it is: a rewrite would record its events as changed (src/derive/changes.ts) in every run
+   * that recomputes it, e.g. every burst in every run.
+   */
+  write(f: Found): string {
     const id = anomalyId(f.detector, anomalyTargetKey(f.target), new Date(f.observedAt).toISOString());
     const { detector: _d, ...target } = f.target;
+    const targetJson = JSON.stringify(target);
+    const evidenceJson = JSON.stringify(f.evidence);
+    this.written++;
+    if (this.stored(id, f, targetJson, evidenceJson)) return id;
     this.delete(id); // the same id found again (e.g. a burst that grew) replaces its links
-    this.ins.run(id, f.detector, GRADES[f.detector], JSON.stringify(target), JSON.stringify(f.evidence), f.observedAt);
+    this.ins.run(id, f.detector, GRADES[f.detector], targetJson, evidenceJson, f.observedAt);
     for (const e of f.events) this.insEvent.run(id, e.id, e.observed_at);
     for (const h of new Set(f.hosts)) this.insHost.run(h, id);
     for (const s of new Set(f.seats)) this.insSeat.run(s, id);
-    this.written++;
+    return id;
+  }
+  /** Whether the anomaly `id` is stored exactly as write would store `f`. */
+  private stored(id: string, f: Found, targetJson: string, evidenceJson: string): boolean {
+    const r = this.row.get(id) as { detector: string; grade: string; target: string; evidence: string; observed_at: number } | undefined;
+    if (r === undefined || r.detector !== f.detector || r.grade !== GRADES[f.detector] || r.target !== targetJson || r.evidence !== evidenceJson || r.observed_at !== f.observedAt) return false;
+    // The links as INSERT OR IGNORE leaves them: the first observed_at of each event id.
+    const events = new Map<string, number>();
+    for (const e of f.events) if (!events.has(e.id)) events.set(e.id, e.observed_at);
+    const had = this.events.all(id) as Array<{ event_id: string; observed_at: number }>;
+    if (had.length !== events.size || had.some((e) => events.get(e.event_id) !== e.observed_at)) return false;
+    const sameSet = (have: unknown[], want: readonly string[]): boolean => {
+      const w = new Set(want);
+      return have.length === w.size && have.every((v) => w.has(v as string));
+    };
+    return sameSet(this.hosts.all(id), f.hosts) && sameSet(this.seats.all(id), f.seats);
   }
 }
 
@@ -443,27 +475,29 @@ export function runAnomalies(ctx: DeriveContext): StepStats {
 
   const w = new AnomalyWriter(db);
   let removed = 0;
+  // The anomalies recomputed and not found again are removed after the detectors ran (write leaves
+  // one found unchanged as it is).
   if (from !== null) {
-    const stale = db.prepare("SELECT id FROM anomalies WHERE observed_at >= ? AND detector <> 'mass_change_burst'").pluck().all(from) as string[];
-    for (const id of stale) w.delete(id);
-    removed += stale.length;
+    const stale = new Set(db.prepare("SELECT id FROM anomalies WHERE observed_at >= ? AND detector <> 'mass_change_burst'").pluck().all(from) as string[]);
     const asOf = new AsOf(db, orgs);
     for (const e of eventsFrom(db, 'host_cert_rotated', from)) {
       const f = detectRotation(e);
-      if (f) w.write(f);
+      if (f) stale.delete(w.write(f));
     }
-    for (const e of eventsFrom(db, 'endpoint_changed', from)) for (const f of detectOffFootprint(e, asOf)) w.write(f);
+    for (const e of eventsFrom(db, 'endpoint_changed', from)) for (const f of detectOffFootprint(e, asOf)) stale.delete(w.write(f));
     for (const e of eventsFrom(db, 'ap_seat_changed', from)) {
       const f = detectUnverifiedMove(e, asOf);
-      if (f) w.write(f);
+      if (f) stale.delete(w.write(f));
     }
+    for (const id of stale) w.delete(id);
+    removed += stale.size;
   }
   if (ctx.full || from !== null) {
     // Bursts span many events: recomputed whole (cost: one pass over the two event types).
-    const stale = db.prepare("SELECT id FROM anomalies WHERE detector = 'mass_change_burst'").pluck().all() as string[];
+    const stale = new Set(db.prepare("SELECT id FROM anomalies WHERE detector = 'mass_change_burst'").pluck().all() as string[]);
+    for (const f of detectBursts(db)) stale.delete(w.write(f));
     for (const id of stale) w.delete(id);
-    removed += stale.length;
-    for (const f of detectBursts(db)) w.write(f);
+    removed += stale.size;
   }
 
   // Acknowledgements: the latest ack record of each id (at, then ingest order) wins; recomputed for all.

@@ -16,6 +16,12 @@
 // per table (`uptime_hourly`, ...) keyed by the host id, with `at`: the oldest bucket_start the run
 // inserted, updated or deleted for that host there (the minimum over its writes), so that `build`
 // re-reads only the newer buckets of the host's uptime lists (docs/incremental.md, "Uptime").
+//
+// The event feed's lists (one per partition: the whole feed, a host, a seat, a type, a participant)
+// are recorded as the partitions whose items may differ, in `derive_event_changes`: a write of an
+// event, of its host or seat links, of its anomaly links, or of an anomaly's detector or grade (the
+// event's `anomalies`) records every partition the event is listed in, before and after the write
+// (docs/incremental.md, "Event lists").
 import type { Db } from '../db/index.js';
 import { getMeta, setMeta } from '../db/index.js';
 import { ROLLUP_TABLES } from './hosts/rollup.js';
@@ -27,6 +33,16 @@ export const CHANGES_DDL = `
     seq  INTEGER NOT NULL,   -- derive watermark (segment id) of the run that made the change
     at   INTEGER,            -- uptime: the oldest bucket_start written (ms); null for a participant
     PRIMARY KEY (kind, key, seq)
+  ) WITHOUT ROWID;
+`;
+
+/** The partitions of the event feed an event change is recorded under (derive_event_changes). */
+export const EVENT_CHANGES_DDL = `
+  CREATE TABLE IF NOT EXISTS derive_event_changes (
+    family TEXT NOT NULL,    -- 'all', 'host', 'seat', 'type' or 'participant'
+    part   TEXT NOT NULL,    -- 'all', the hostname, seat id, event type or participant id
+    seq    INTEGER NOT NULL, -- derive watermark of the run that made the change
+    PRIMARY KEY (family, part, seq)
   ) WITHOUT ROWID;
 `;
 
@@ -42,6 +58,61 @@ const PARTICIPANT_TABLES: ReadonlyArray<readonly [table: string, column: string]
 
 const OPS = ['INSERT', 'UPDATE', 'DELETE'] as const;
 
+/** Records every partition of the events whose ids `ids` (a SELECT of event ids) gives, as they are now. */
+function eventPartsSql(ids: string, seq: number): string {
+  const ins = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
+  return [
+    `${ins} SELECT 'all', 'all', ${seq} FROM main.events WHERE id IN (${ids}) LIMIT 1;`,
+    `${ins} SELECT 'type', type, ${seq} FROM main.events WHERE id IN (${ids});`,
+    `${ins} SELECT 'participant', p.pid, ${seq} FROM main.events e JOIN main.participants p ON p.id = e.participant_id WHERE e.id IN (${ids});`,
+    `${ins} SELECT 'host', hostname, ${seq} FROM main.event_hosts WHERE event_id IN (${ids});`,
+    `${ins} SELECT 'seat', seat_id, ${seq} FROM main.event_seats WHERE event_id IN (${ids});`,
+  ].join(' ');
+}
+
+/** Records an event row's own partitions from its values (OLD of a deleted row: the row is gone). */
+function eventRowPartsSql(r: 'OLD' | 'NEW', seq: number): string {
+  const ins = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
+  return [
+    `${ins} VALUES ('all', 'all', ${seq}), ('type', ${r}.type, ${seq});`,
+    `${ins} SELECT 'participant', pid, ${seq} FROM main.participants WHERE id = ${r}.participant_id;`,
+    eventPartsSql(`SELECT ${r}.id`, seq),
+  ].join(' ');
+}
+
+/**
+ * The recording triggers of the event feed's partitions: table -> trigger body per operation (the
+ * rows OLD and NEW as the operation has them). A link row names its own partition (a host or seat the
+ * event may no longer be listed under) besides the event's.
+ */
+function eventTriggers(seq: number): Array<{ table: string; op: (typeof OPS)[number]; of?: string; body: string }> {
+  const ins = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
+  const out: Array<{ table: string; op: (typeof OPS)[number]; of?: string; body: string }> = [];
+  const rowsOf = (op: (typeof OPS)[number]): Array<'OLD' | 'NEW'> => (op === 'DELETE' ? ['OLD'] : op === 'INSERT' ? ['NEW'] : ['OLD', 'NEW']);
+  for (const op of OPS) {
+    const rows = rowsOf(op);
+    out.push({ table: 'events', op, body: rows.map((r) => eventRowPartsSql(r, seq)).join(' ') });
+    out.push({ table: 'event_hosts', op, body: rows.map((r) => `${ins} VALUES ('host', ${r}.hostname, ${seq}); ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
+    out.push({ table: 'event_seats', op, body: rows.map((r) => `${ins} VALUES ('seat', ${r}.seat_id, ${seq}); ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
+    out.push({ table: 'anomaly_events', op, body: rows.map((r) => eventPartsSql(`SELECT ${r}.event_id`, seq)).join(' ') });
+    // An event item shows its anomalies' id, detector and grade (acknowledgements are not shown).
+    out.push({
+      table: 'anomalies',
+      op,
+      of: op === 'UPDATE' ? 'id, detector, grade' : undefined,
+      body: rows.map((r) => eventPartsSql(`SELECT event_id FROM main.anomaly_events WHERE anomaly_id = ${r}.id`, seq)).join(' '),
+    });
+  }
+  return out;
+}
+
+/** Tables whose triggers record event feed partitions. */
+const EVENT_TRIGGER_TABLES = ['events', 'event_hosts', 'event_seats', 'anomaly_events', 'anomalies'] as const;
+
+function eventTriggerName(table: string, op: string): string {
+  return `derive_event_changes_${table}_${op.toLowerCase()}`;
+}
+
 function triggerName(table: string, op: string): string {
   return `derive_changes_${table}_${op.toLowerCase()}`;
 }
@@ -49,6 +120,7 @@ function triggerName(table: string, op: string): string {
 /** Creates the change-set table (not a derived table: it survives a rebuild of the derived schema). */
 export function ensureChangesTable(db: Db): void {
   db.exec(CHANGES_DDL);
+  db.exec(EVENT_CHANGES_DDL);
   // A table created before uptime changes were recorded lacks `at`.
   const cols = db.prepare("SELECT name FROM pragma_table_info('derive_changes')").pluck().all() as string[];
   if (!cols.includes('at')) db.exec('ALTER TABLE derive_changes ADD COLUMN at INTEGER');
@@ -85,15 +157,25 @@ export function startRecording(db: Db, seq: number): void {
       db.exec(`CREATE TEMP TRIGGER ${triggerName(table, op)} AFTER ${op} ON main.${table} BEGIN ${body} END`);
     }
   }
+  // The event feed's partitions: with the tables an event's partitions are read from.
+  if (['events', 'event_hosts', 'event_seats', 'participants'].every((t) => exists.get(t) !== undefined)) {
+    for (const t of eventTriggers(seq)) {
+      if (exists.get(t.table) === undefined) continue;
+      const on = t.of === undefined ? t.op : `${t.op} OF ${t.of}`;
+      db.exec(`CREATE TEMP TRIGGER ${eventTriggerName(t.table, t.op)} AFTER ${on} ON main.${t.table} BEGIN ${t.body} END`);
+    }
+  }
 }
 
 export function stopRecording(db: Db): void {
   for (const table of [...PARTICIPANT_TABLES.map(([t]) => t), ...UPTIME_CHANGE_KINDS]) for (const op of OPS) db.exec(`DROP TRIGGER IF EXISTS temp.${triggerName(table, op)}`);
+  for (const table of EVENT_TRIGGER_TABLES) for (const op of OPS) db.exec(`DROP TRIGGER IF EXISTS temp.${eventTriggerName(table, op)}`);
 }
 
 /** After a full derive: earlier change rows no longer describe the tables; nothing before `seq` is covered. */
 export function resetChanges(db: Db, seq: number): void {
   db.prepare('DELETE FROM derive_changes').run();
+  db.prepare('DELETE FROM derive_event_changes').run();
   setMeta(db, 'changes_from', String(seq));
 }
 
@@ -106,6 +188,7 @@ export function changesFrom(db: Db): number {
 export function consumeChanges(db: Db, seq: number): void {
   db.transaction(() => {
     db.prepare('DELETE FROM derive_changes WHERE seq <= ?').run(seq);
+    db.prepare('DELETE FROM derive_event_changes WHERE seq <= ?').run(seq);
     const from = changesFrom(db);
     if (!(from >= seq)) setMeta(db, 'changes_from', String(seq));
   })();

@@ -19,14 +19,14 @@ import { openDb } from '../db/index.js';
 import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
-import { RenderContext, type ListsReport, type UptimeReport } from './context.js';
+import { RenderContext, type EventsReport, type ListsReport, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
 import { templatesDir } from './site/template.js';
 import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
-import { changedSeats, collectChangedParticipants, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
+import { changedSeats, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 import { DAY_MS } from '../api/time.js';
@@ -75,6 +75,8 @@ export interface BuildSummary {
     participants: number | null;
     lists: ListsReport | null;
     uptime: UptimeReport | null;
+    /** The event feed's lists: which partitions were written (src/render/routes/events.ts). */
+    events: EventsReport | null;
     /** 2 when a worker thread shared the render (a full one, src/render/offload.ts), else 1. */
     threads: 1 | 2;
   };
@@ -209,6 +211,7 @@ function renderWith(
   let participants: number | null = null;
   let lists: ListsReport | null = null;
   let uptime: UptimeReport | null = null;
+  let events: EventsReport | null = null;
   let bulk: BulkStep;
   const routes: BuildSummary['routes'] = {};
   const missing: string[] = [];
@@ -218,6 +221,7 @@ function renderWith(
     if (plan.mode === 'incremental') {
       participants = collectChangedParticipants(db, plan.since, upto, changedSeats(state.seats(), seatsNow));
       collectUptimeChanges(db, plan.since, upto);
+      collectEventChanges(db, plan.since, upto);
       const units = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
       state.retireUnits([BUILD_UNIT, ...units]);
     } else {
@@ -271,6 +275,7 @@ function renderWith(
     }
     lists = ctx.listsReport;
     uptime = ctx.uptimeReport;
+    events = ctx.eventsReport;
     if (offload !== null) {
       const report = offload.join(progress);
       // Both threads' seconds in SHARED_ROUTE: the longer span.
@@ -315,7 +320,7 @@ function renderWith(
     generated_at: generatedAt,
     derive: a.derive,
     pruned_probe_rows: a.pruned,
-    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, threads: recordsPath === null ? 1 : 2 },
+    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, events, threads: recordsPath === null ? 1 : 2 },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
     bulk: bulk.report,
     routes,

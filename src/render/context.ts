@@ -71,7 +71,17 @@ export interface UptimeReport {
   chunks_kept: number;
 }
 
+/** How the event feed's lists were rendered (BuildSummary.render.events; src/render/routes/events.ts). */
+export interface EventsReport {
+  /** Why every partition was written (no change set to keep the others by), or null. */
+  full_reason: string | null;
+  /** Partitions (the whole feed, a host, a seat, a type, a participant) whose lists were written. */
+  partitions_written: number;
+}
+
 export class RenderContext {
+  /** Set by the event lists' renderer. */
+  eventsReport: EventsReport | null = null;
   /** Set by the participant lists' renderer. */
   listsReport: ListsReport | null = null;
   /** Set by the uptime lists' renderer. */

@@ -357,3 +357,13 @@ export function collectUptimeChanges(db: Db, since: number, upto: number): numbe
     .prepare(`INSERT INTO temp.render_uptime (host_id, kind, at) SELECT key, kind, min(coalesce(at, ${-Number.MAX_SAFE_INTEGER})) FROM derive_changes WHERE kind IN (${kinds}) AND seq > ? AND seq <= ? GROUP BY key, kind`)
     .run(since, upto).changes;
 }
+
+/**
+ * Fills `temp.render_events` with the event feed's partitions (family, part) the change set records
+ * after `since` (src/derive/changes.ts): their lists are written again, the others kept
+ * (src/render/routes/events.ts). Returns how many.
+ */
+export function collectEventChanges(db: Db, since: number, upto: number): number {
+  db.exec('DROP TABLE IF EXISTS temp.render_events; CREATE TEMP TABLE render_events (family TEXT NOT NULL, part TEXT NOT NULL, PRIMARY KEY (family, part)) WITHOUT ROWID');
+  return db.prepare('INSERT OR IGNORE INTO temp.render_events (family, part) SELECT family, part FROM derive_event_changes WHERE seq > ? AND seq <= ?').run(since, upto).changes;
+}

@@ -2,11 +2,12 @@
 // file, the events lists per partition with their histogram lists, and the anomaly lists with their
 // counted facets. The layout is stated once in docs/api-providers-events.md ("Event feed", snapshot
 // layout; "Anomalies"). Streaming: each partition family is one ordered statement.
-import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
+import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, EVENT_ROUTE, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent, type EventRow } from '../../api/events/query.js';
 import { EVENT_TYPES } from '../../api/schemas/common.js';
 import type { Db } from '../../db/index.js';
+import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { anomalyView } from '../../derive/anomalies.js';
 import type { RenderContext } from '../context.js';
 import { HOUR_MS } from '../../api/time.js';
@@ -38,7 +39,7 @@ function writeHistograms(ctx: RenderContext, partition: string[], hours: Array<{
   const total = new Map<string, number>();
   for (const { c } of hours) for (const [t, n] of c) total.set(t, (total.get(t) ?? 0) + n);
   for (const bucket of ['hour', 'day', 'week'] as const) {
-    const list = ctx.list(HISTOGRAM_LISTS[bucket], partition, ['desc']);
+    const list = ctx.list(HISTOGRAM_LISTS[bucket], partition, ['desc'], undefined, {}, true);
     // Events at or after the current bucket's start, per type: older = total − newer.
     const newer = new Map<string, number>();
     let row: { h: number; c: Map<string, number> } | null = null;
@@ -62,12 +63,53 @@ function writeHistograms(ctx: RenderContext, partition: string[], hours: Array<{
   }
 }
 
-/** Writes one events list per partition value of an ordered row stream (rows grouped by `part`). */
-function writeEventPartitions(ctx: RenderContext, family: string, rows: Iterable<Row>): void {
+/** The partition families of the event feed's lists (docs/api-providers-events.md, snapshot layout). */
+const FAMILIES = ['all', 'host', 'seat', 'type', 'participant'] as const;
+type Family = (typeof FAMILIES)[number];
+
+/**
+ * Whether a family's lists have histogram lists of their own. A participant has a handful of events:
+ * the shim counts them directly. A type partition's meta counts come from the whole feed's
+ * histograms.
+ */
+const hasHistograms = (family: Family): boolean => family !== 'participant' && family !== 'type';
+
+const partitionOf = (family: Family, part: string): string[] => (family === 'all' ? ['all'] : [family, part]);
+
+/** The roots of a partition's lists: its events list, and its histogram lists. */
+function rootsOf(family: Family, part: string): string[] {
+  const partition = partitionOf(family, part);
+  const roots = [listRootPath(EVENT_ROUTE, partition)];
+  if (hasHistograms(family)) for (const route of Object.values(HISTOGRAM_LISTS)) roots.push(listRootPath(route, partition));
+  return roots;
+}
+
+/** Root prefixes of every partition's lists (all families). */
+const ROOT_PREFIXES = [listRootPrefix(EVENT_ROUTE), ...Object.values(HISTOGRAM_LISTS).map((r) => listRootPrefix(r))];
+
+/** The rows of a family, grouped by partition (`part`), each newest first; with `one`, of the partition `?` only. */
+function familySql(family: Family, one: boolean): string {
+  const order = 'e.observed_at DESC, e.id DESC';
+  const base = `FROM events e LEFT JOIN participants p ON p.id = e.participant_id`;
+  switch (family) {
+    case 'all':
+      return `SELECT 'all' AS part, ${EVENT_COLS} ${base} ${one ? "WHERE ? = 'all'" : ''} ORDER BY ${order}`;
+    case 'host':
+      return `SELECT l.hostname AS part, ${EVENT_COLS} FROM event_hosts l JOIN events e ON e.id = l.event_id LEFT JOIN participants p ON p.id = e.participant_id ${one ? 'WHERE l.hostname = ?' : ''} ORDER BY l.hostname, ${order}`;
+    case 'seat':
+      return `SELECT l.seat_id AS part, ${EVENT_COLS} FROM event_seats l JOIN events e ON e.id = l.event_id LEFT JOIN participants p ON p.id = e.participant_id ${one ? 'WHERE l.seat_id = ?' : ''} ORDER BY l.seat_id, ${order}`;
+    case 'type':
+      // One list per type: a type filter alone reads (and merges) the lists of its types, not the feed.
+      return `SELECT e.type AS part, ${EVENT_COLS} ${base} ${one ? 'WHERE e.type = ?' : ''} ORDER BY e.type, ${order}`;
+    case 'participant':
+      return `SELECT p.pid AS part, ${EVENT_COLS} FROM events e JOIN participants p ON p.id = e.participant_id ${one ? 'WHERE p.pid = ?' : ''} ORDER BY p.pid, ${order}`;
+  }
+}
+
+/** Writes one events list per partition value of an ordered row stream (rows grouped by `part`); returns how many. */
+function writeEventPartitions(ctx: RenderContext, family: Family, rows: Iterable<Row>): number {
   const stored = storedEvents(ctx.db);
-  // A participant has a handful of events: the shim counts them directly. A type partition's meta
-  // counts come from the whole feed's histograms. Neither has histograms of its own.
-  const histograms = family !== 'participant' && family !== 'type';
+  const histograms = hasHistograms(family);
   let partition: string[] | null = null;
   let list: ReturnType<RenderContext['list']> | null = null;
   let hours: Array<{ h: number; c: Map<string, number> }> = [];
@@ -77,12 +119,14 @@ function writeEventPartitions(ctx: RenderContext, family: string, rows: Iterable
     hours = [];
   };
   let part: string | null = null;
+  let n = 0;
   for (const r of rows) {
     if (r.part !== part) {
       finish();
+      n++;
       part = r.part;
-      partition = family === 'all' ? ['all'] : [family, part];
-      list = ctx.list('events.list', partition, [...NEWEST_FIRST_DIRS], ['type'], { minItems: EVENT_CHUNK_MIN_ITEMS });
+      partition = partitionOf(family, part);
+      list = ctx.list(EVENT_ROUTE, partition, [...NEWEST_FIRST_DIRS], ['type'], { minItems: EVENT_CHUNK_MIN_ITEMS }, true);
     }
     list!.add(stored(r), [r.observed_at, r.id], { type: [r.type] });
     if (histograms) {
@@ -93,6 +137,19 @@ function writeEventPartitions(ctx: RenderContext, family: string, rows: Iterable
     }
   }
   finish();
+  return n;
+}
+
+/**
+ * Why every partition's lists are written, or null when the previous build's can be kept where the
+ * change set names no change: docs/incremental.md, "Event lists".
+ */
+function fullReason(ctx: RenderContext): string | null {
+  if (ctx.lists === undefined) return 'no kept lists';
+  if (ctx.participants !== 'changed') return 'a full build';
+  if (!ctx.lists.patchable) return 'the kept lists are not known to be on disk as recorded';
+  if (ctx.db.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'render_events'").get() === undefined) return 'no event change set';
+  return null;
 }
 
 function renderEvents(ctx: RenderContext): void {
@@ -103,29 +160,24 @@ function renderEvents(ctx: RenderContext): void {
     ctx.nowMs,
   );
   if (r.status === 200) ctx.exact(['v1', 'events'], r.body);
-  const base = `FROM events e LEFT JOIN participants p ON p.id = e.participant_id`;
-  writeEventPartitions(ctx, 'all', db.prepare(`SELECT 'all' AS part, ${EVENT_COLS} ${base} ORDER BY e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>);
-  writeEventPartitions(
-    ctx,
-    'host',
-    db.prepare(`SELECT l.hostname AS part, ${EVENT_COLS} FROM event_hosts l JOIN events e ON e.id = l.event_id LEFT JOIN participants p ON p.id = e.participant_id ORDER BY l.hostname, e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>,
-  );
-  writeEventPartitions(
-    ctx,
-    'seat',
-    db.prepare(`SELECT l.seat_id AS part, ${EVENT_COLS} FROM event_seats l JOIN events e ON e.id = l.event_id LEFT JOIN participants p ON p.id = e.participant_id ORDER BY l.seat_id, e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>,
-  );
-  // One list per type: a type filter alone reads (and merges) the lists of its types, not the feed.
-  writeEventPartitions(
-    ctx,
-    'type',
-    db.prepare(`SELECT e.type AS part, ${EVENT_COLS} ${base} ORDER BY e.type, e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>,
-  );
-  writeEventPartitions(
-    ctx,
-    'participant',
-    db.prepare(`SELECT p.pid AS part, ${EVENT_COLS} FROM events e JOIN participants p ON p.id = e.participant_id ORDER BY p.pid, e.observed_at DESC, e.id DESC`).iterate() as Iterable<Row>,
-  );
+  const store = ctx.lists;
+  const reason = fullReason(ctx);
+  let written = 0;
+  if (store !== undefined && reason === null) {
+    // Each changed partition is written again from its rows (none: its lists are gone); the files
+    // of its earlier lists are retired first, so that unchanged ones are neither read nor written.
+    const changed = db.prepare('SELECT family, part FROM temp.render_events ORDER BY family, part').all() as Array<{ family: Family; part: string }>;
+    const one = new Map(FAMILIES.map((f) => [f, db.prepare(familySql(f, true))]));
+    for (const c of changed) {
+      for (const root of rootsOf(c.family, c.part)) store.drop(root);
+      written += writeEventPartitions(ctx, c.family, one.get(c.family)!.iterate(c.part) as Iterable<Row>);
+    }
+  } else {
+    // Every partition: the lists of an earlier build are dropped first (a recovering build's).
+    if (store !== undefined) for (const prefix of ROOT_PREFIXES) for (const root of store.roots(prefix)) store.drop(root);
+    for (const f of FAMILIES) written += writeEventPartitions(ctx, f, db.prepare(familySql(f, false)).iterate() as Iterable<Row>);
+  }
+  ctx.eventsReport = { full_reason: reason, partitions_written: written };
 }
 
 interface AnomalyRow {
