@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/index.js';
 import { ensureDerivedSchema, runDerive } from '../src/derive/index.js';
+import { ensureChangesTable } from '../src/derive/changes.js';
 import { participantStats, type FacetBucket } from '../src/derive/participants/read.js';
 import { SCHEME_LABELS } from '../src/api/participants/schemes.js';
 import { STATS_FACETS, statsStep, type StatsFacet } from '../src/derive/participants/stats.js';
@@ -117,6 +118,39 @@ describe('participant statistics', () => {
       expect(t.facets.ap[1]).toEqual({ value: other!.value, count: other!.count });
     } finally {
       db.exec('DROP TABLE seat_identities');
+    }
+  });
+
+  it('an incremental run recounts only when its change set names a participant (else keeps the counts, moves as_of)', () => {
+    const copy = copyOfSmallDemoDb().open();
+    try {
+      runDerive(copy, { full: true }, STEPS);
+      ensureChangesTable(copy);
+      const facets = (): unknown[] => copy.prepare('SELECT facet, value, count FROM participant_facets ORDER BY facet, value').raw().all();
+      const totals = (): unknown => copy.prepare('SELECT total_count, as_of FROM participant_totals').get();
+      const before = { facets: facets(), totals: totals() as { total_count: number; as_of: number } };
+      const upTo = 1_000_000;
+      const run = () => statsStep.run({ db: copy, full: false, since: upTo - 1, upTo, progress: () => {} });
+      // A participant leaves the list outside the change set, and the observation clock moves on: a
+      // run without a recorded change keeps the counts (the full ones above) and takes the new clock.
+      const gone = copy.prepare('SELECT participant_id FROM participant_list ORDER BY participant_id LIMIT 1').pluck().get() as number;
+      copy.prepare('DELETE FROM participant_list WHERE participant_id = ?').run(gone);
+      copy.prepare('UPDATE participant_as_of SET as_of = as_of + 1').run();
+      expect(run()).toMatchObject({ participants: before.totals.total_count, recounted: 0 });
+      expect(facets()).toEqual(before.facets);
+      expect(totals()).toEqual({ total_count: before.totals.total_count, as_of: before.totals.as_of + 1 });
+      // A change recorded at an earlier watermark is not this run's.
+      copy.prepare("INSERT INTO derive_changes (kind, key, seq) VALUES ('participant', ?, ?)").run(gone, upTo - 1);
+      expect(run()).toMatchObject({ recounted: 0 });
+      // Recorded by this run: recounted, and equal to a full run's counts.
+      copy.prepare("INSERT INTO derive_changes (kind, key, seq) VALUES ('participant', ?, ?)").run(gone, upTo);
+      expect(run()).toMatchObject({ participants: before.totals.total_count - 1, recounted: 1 });
+      const recounted = { facets: facets(), totals: totals() };
+      expect(recounted.facets).not.toEqual(before.facets);
+      statsStep.run({ db: copy, full: true, since: 0, upTo, progress: () => {} });
+      expect({ facets: facets(), totals: totals() }).toEqual(recounted);
+    } finally {
+      copy.close();
     }
   });
 

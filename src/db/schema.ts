@@ -240,6 +240,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX segments_sha256 ON segments (sha256);
     `,
   },
+  {
+    version: 3,
+    description: 'participant observations found by their segment',
+    sql: `
+      -- An incremental derive recomputes the participants observed in its new segments: without these
+      -- it scanned every participant observation (18 million rows at peppol, 3.5 s per cycle) to find
+      -- them. Segment ids only grow, so ingest appends to these indexes.
+      CREATE INDEX directory_obs_segment ON directory_obs (segment_id, participant_id);
+      CREATE INDEX sml_obs_segment ON sml_obs (segment_id, participant_id);
+      CREATE INDEX smp_obs_segment ON smp_obs (segment_id, participant_id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

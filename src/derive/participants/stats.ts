@@ -1,5 +1,6 @@
 // The `stats` step: global facet counts of the participant list (ParticipantStats,
-// docs/methodology/participants.md "Statistics"). Recounted whole on every run from participant_list:
+// docs/methodology/participants.md "Statistics"). Recounted whole from participant_list by every run
+// that changed it (a probe-only run keeps the counts):
 // one grouped pass per facet, each over an index of the list (no table scan), so reading
 // /v1/stats/participants costs a few hundred rows at any scale.
 import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
@@ -33,17 +34,33 @@ const FACET_SQL: Record<StatsFacet, string> = {
   ap: 'SELECT ap_seat_id, count(*) FROM participant_list WHERE ap_seat_id IS NOT NULL GROUP BY ap_seat_id',
 };
 
+/**
+ * Whether this run may have changed participant_list: a full run, or an incremental one whose change
+ * set (src/derive/changes.ts: every write to the list, by any step) names a participant.
+ */
+function listChanged(ctx: DeriveContext): boolean {
+  if (ctx.full) return true;
+  const changes = ctx.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'derive_changes'").get() !== undefined;
+  return !changes || ctx.db.prepare("SELECT 1 FROM derive_changes WHERE kind = 'participant' AND seq = ? LIMIT 1").get(ctx.upTo) !== undefined;
+}
+
 export function runStats(ctx: DeriveContext): StepStats {
   const { db } = ctx;
+  const asOf = (db.prepare('SELECT as_of FROM participant_as_of WHERE id = 1').pluck().get() as number | undefined) ?? null;
+  const kept = db.prepare('SELECT total_count FROM participant_totals WHERE id = 1').pluck().get() as number | undefined;
+  if (kept !== undefined && !listChanged(ctx)) {
+    // The counts stand (a probe-only run): only the observation clock may have moved.
+    db.prepare('UPDATE participant_totals SET as_of = ? WHERE id = 1').run(asOf);
+    return { participants: kept, buckets: db.prepare('SELECT count(*) FROM participant_facets').pluck().get() as number, recounted: 0 };
+  }
   db.exec('DELETE FROM participant_facets; DELETE FROM participant_totals;');
   let buckets = 0;
   for (const f of STATS_FACETS) {
     buckets += db.prepare(`INSERT INTO participant_facets (facet, value, count) SELECT '${f}', * FROM (${FACET_SQL[f]})`).run().changes;
   }
   const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
-  const asOf = (db.prepare('SELECT as_of FROM participant_as_of WHERE id = 1').pluck().get() as number | undefined) ?? null;
   db.prepare('INSERT INTO participant_totals (id, total_count, as_of) VALUES (1, ?, ?)').run(total, asOf);
-  return { participants: total, buckets };
+  return { participants: total, buckets, recounted: 1 };
 }
 
 export const statsStep: DeriveStep = {
