@@ -27,6 +27,7 @@
 //   directory_card_changed   { before: { card }, after: { card } }   (card as ParticipantCard)
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/index.js';
+import { statement } from '../db/statements.js';
 
 import { EVENT_TYPES, type EventType } from './event-types.js';
 
@@ -102,10 +103,11 @@ export class EventWriter {
 
 /** Deletes every event (and its links) matching a WHERE clause on `events`, e.g. one host's host events. */
 export function deleteEvents(db: Db, where: string, ...params: unknown[]): number {
-  const ids = db.prepare(`SELECT id FROM events WHERE ${where}`).pluck().all(...params) as string[];
-  const dh = db.prepare('DELETE FROM event_hosts WHERE event_id = ?');
-  const ds = db.prepare('DELETE FROM event_seats WHERE event_id = ?');
-  const de = db.prepare('DELETE FROM events WHERE id = ?');
+  // Prepared once per connection: the participants step calls this for every participant it recomputes.
+  const ids = statement(db, `SELECT id FROM events WHERE ${where}`).pluck().all(...params) as string[];
+  const dh = statement(db, 'DELETE FROM event_hosts WHERE event_id = ?');
+  const ds = statement(db, 'DELETE FROM event_seats WHERE event_id = ?');
+  const de = statement(db, 'DELETE FROM events WHERE id = ?');
   for (const id of ids) {
     dh.run(id);
     ds.run(id);

@@ -206,8 +206,12 @@ export class RenderState {
    */
   retireUnits(units: Iterable<number>): void {
     this.ensureRetired();
-    const keep = this.db.prepare('INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM files WHERE unit = ?');
-    const del = this.db.prepare('DELETE FROM files WHERE unit = ?');
+    // Prepared once: a build retires a unit per event partition it writes again (thousands).
+    this.retireStatements ??= {
+      keep: this.db.prepare('INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM files WHERE unit = ?'),
+      del: this.db.prepare('DELETE FROM files WHERE unit = ?'),
+    };
+    const { keep, del } = this.retireStatements;
     for (const u of units) {
       keep.run(u);
       del.run(u);
@@ -285,8 +289,13 @@ export class RenderState {
     this.db.close();
   }
 
+  private retireStatements: { keep: Database.Statement; del: Database.Statement } | undefined;
+  private retiredMade = false;
+
   private ensureRetired(): void {
+    if (this.retiredMade) return;
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS retired (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID');
+    this.retiredMade = true;
   }
 
   private setInfo(key: string, value: string): void {

@@ -64,9 +64,16 @@ export function runRosters(ctx: DeriveContext): StepStats {
   db.exec('DELETE FROM ap_rosters; DELETE FROM ap_mix;');
   const regroup = ctx.full || participantsObserved(ctx);
   if (regroup) {
+    // Grouped first in the order of the facet cube's covering index (participant_list_facets: read in
+    // order, no sort of the list), then the few thousand groups regrouped. The LIMIT keeps SQLite from
+    // pushing `registered = 1` into the inner query, where it would pick that filter's index and sort
+    // the registered participants instead (1.4 s against 0.17 s at `large`).
     db.exec(`DELETE FROM ap_roster_combos;
       INSERT INTO ap_roster_combos (seat, smp, country, scheme, n)
-      SELECT ap_seat_id, smp, country, scheme, count(*) FROM participant_list
+      SELECT ap_seat_id, smp, country, scheme, sum(n) FROM (
+        SELECT country, scheme, registered, provenance, smp, ap_seat_id, count(*) AS n FROM participant_list
+        GROUP BY country, scheme, registered, provenance, smp, ap_seat_id LIMIT -1
+      )
       WHERE registered = 1 GROUP BY ap_seat_id, smp, country, scheme ORDER BY ap_seat_id, smp, country, scheme`);
   }
   const combos = db.prepare('SELECT seat, smp, country, scheme, n FROM ap_roster_combos ORDER BY rowid').all() as Combo[];
