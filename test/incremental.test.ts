@@ -180,4 +180,32 @@ describe('incremental build', () => {
     expect(next.render.lists?.mode).toBe('patched');
     expect(next.written).toBe(0);
   }, 600_000);
+
+  it('a first build killed at a random moment (files written in place), then built again, gives the tree of a full build', async () => {
+    // A first build into an empty directory writes its mutable files straight to their names
+    // (src/render/sink.ts): one killed mid-way may leave a file cut short, which the next build must
+    // replace.
+    const nowMs = Date.parse('2026-11-05T06:00:00Z');
+    const out = path.join(work, 'first-killed');
+    const fresh = path.join(work, 'fresh');
+    fs.rmSync(out, { recursive: true, force: true });
+    fs.rmSync(statePath(out), { force: true });
+    const cfg = path.join(work, 'first-kill-config.json');
+    fs.writeFileSync(cfg, JSON.stringify({ database: dbPath, out, bulk: { enabled: false } }));
+    const killAfter = fc.sample(fc.integer({ min: 300, max: 6000 }), 1)[0]!;
+    const run = startCli(['build', '--config', cfg, '--now', new Date(nowMs).toISOString(), '--json']);
+    const timer = setTimeout(() => run.child.kill('SIGKILL'), killAfter);
+    const killed = await run.done;
+    clearTimeout(timer);
+    // Killed (most often; a build that finished first is the build before an incremental one): cut
+    // one of the records it left short, as a kill inside a write would.
+    const finished = killed.code === 0;
+    const records = path.join(out, 'v1', 'participants');
+    const cut = !finished && fs.existsSync(records) ? fs.readdirSync(records).find((f) => f.endsWith('.json')) : undefined;
+    if (cut !== undefined) fs.truncateSync(path.join(records, cut), 5);
+    const again = runBuild({ config, dbPath, outDir: out, nowMs });
+    expect(again.render.mode, `killed after ${killAfter} ms (exit ${killed.code})`).toBe(finished ? 'incremental' : 'full');
+    fullBuildInto(fresh, nowMs);
+    expectSameTree(out, fresh, `first build killed after ${killAfter} ms, ${cut ?? 'no record'} cut short`);
+  }, 600_000);
 });

@@ -184,10 +184,18 @@ export class DirectorySink implements FileSink {
       if (this.madeDirs.size >= MADE_DIRS_MAX) this.madeDirs.clear();
       this.madeDirs.add(dir);
     }
-    // Per thread: a full build's render worker (src/render/offload.ts) may write the same content-addressed file.
-    const tmp = `${abs}.tmp-${process.pid}-${threadId}`;
-    fs.writeFileSync(tmp, body);
-    fs.renameSync(tmp, abs);
+    if (this.fresh && cacheClass !== 'immutable') {
+      // A directory that was empty when the build began is no snapshot until the build commits: a file
+      // only this build writes goes straight to its name (a rename per file was 5% of a first build).
+      // A build that dies leaves no state, so the next one is full and compares every such file.
+      // Content-addressed files keep the rename: being there must mean being whole.
+      fs.writeFileSync(abs, body);
+    } else {
+      // Per thread: a full build's render worker (src/render/offload.ts) may write the same content-addressed file.
+      const tmp = `${abs}.tmp-${process.pid}-${threadId}`;
+      fs.writeFileSync(tmp, body);
+      fs.renameSync(tmp, abs);
+    }
     this.stats.written++;
     this.stats.written_by_class[cacheClass]++;
   }
