@@ -10,19 +10,46 @@ import type { Db } from '../../db/index.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
 import { anomalyView } from '../../derive/anomalies.js';
 import type { RenderContext } from '../context.js';
+import { pendingOf } from '../lists.js';
 import { HOUR_MS } from '../../api/time.js';
 
-/** An events row with the partition value it is listed under. */
-interface Row extends EventRow {
+/** An events row of a partition's list: the partition value, the event's key and type. */
+interface Row {
   part: string;
+  id: string;
+  type: string;
+  observed_at: number;
 }
 
-const EVENT_COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload, p.pid';
+const EVENT_COLS = 'e.id, e.type, e.observed_at';
 
-/** Builds StoredEvent items for rows (related hosts and seats, anomalies) through the indexes. */
-function storedEvents(db: Db): (r: Row) => StoredEvent {
-  const seats = db.prepare('SELECT seat_id FROM event_seats WHERE event_id = ? ORDER BY seat_id').pluck();
-  return (r) => ({ e: globalEvent(db, r), s: seats.all(r.id) as string[] });
+/** Most stored events EventItems keeps (cleared when full). */
+const EVENT_ITEMS_MAX = 200_000;
+
+/**
+ * The JSON of each event's StoredEvent (related hosts and seats, anomalies), built once per build:
+ * an event is listed in the whole feed, its type's list, its participant's and those of its hosts
+ * and seats, and building it (three statements and the serialisation) was most of writing the lists.
+ */
+class EventItems {
+  private readonly memo = new Map<string, string>();
+  private readonly row;
+  private readonly seats;
+  constructor(private readonly db: Db) {
+    this.row = db.prepare('SELECT e.id, e.type, e.observed_at, e.hostname, e.payload, (SELECT pid FROM participants WHERE id = e.participant_id) AS pid FROM events e WHERE e.id = ?');
+    this.seats = db.prepare('SELECT seat_id FROM event_seats WHERE event_id = ? ORDER BY seat_id').pluck();
+  }
+  json(id: string): string {
+    let j = this.memo.get(id);
+    if (j === undefined) {
+      const r = this.row.get(id) as EventRow;
+      const item: StoredEvent = { e: globalEvent(this.db, r), s: this.seats.all(id) as string[] };
+      j = JSON.stringify(item);
+      if (this.memo.size >= EVENT_ITEMS_MAX) this.memo.clear();
+      this.memo.set(id, j);
+    }
+    return j;
+  }
 }
 
 /** Counts per type in the order of EVENT_TYPES. */
@@ -90,14 +117,14 @@ const ROOT_PREFIXES = [listRootPrefix(EVENT_ROUTE), ...Object.values(HISTOGRAM_L
 /** The rows of a family, grouped by partition (`part`), each newest first; with `one`, of the partition `?` only. */
 function familySql(family: Family, one: boolean): string {
   const order = 'e.observed_at DESC, e.id DESC';
-  const base = `FROM events e LEFT JOIN participants p ON p.id = e.participant_id`;
+  const base = 'FROM events e';
   switch (family) {
     case 'all':
       return `SELECT 'all' AS part, ${EVENT_COLS} ${base} ${one ? "WHERE ? = 'all'" : ''} ORDER BY ${order}`;
     case 'host':
-      return `SELECT l.hostname AS part, ${EVENT_COLS} FROM event_hosts l JOIN events e ON e.id = l.event_id LEFT JOIN participants p ON p.id = e.participant_id ${one ? 'WHERE l.hostname = ?' : ''} ORDER BY l.hostname, ${order}`;
+      return `SELECT l.hostname AS part, ${EVENT_COLS} FROM event_hosts l JOIN events e ON e.id = l.event_id ${one ? 'WHERE l.hostname = ?' : ''} ORDER BY l.hostname, ${order}`;
     case 'seat':
-      return `SELECT l.seat_id AS part, ${EVENT_COLS} FROM event_seats l JOIN events e ON e.id = l.event_id LEFT JOIN participants p ON p.id = e.participant_id ${one ? 'WHERE l.seat_id = ?' : ''} ORDER BY l.seat_id, ${order}`;
+      return `SELECT l.seat_id AS part, ${EVENT_COLS} FROM event_seats l JOIN events e ON e.id = l.event_id ${one ? 'WHERE l.seat_id = ?' : ''} ORDER BY l.seat_id, ${order}`;
     case 'type':
       // One list per type: a type filter alone reads (and merges) the lists of its types, not the feed.
       return `SELECT e.type AS part, ${EVENT_COLS} ${base} ${one ? 'WHERE e.type = ?' : ''} ORDER BY e.type, ${order}`;
@@ -107,8 +134,7 @@ function familySql(family: Family, one: boolean): string {
 }
 
 /** Writes one events list per partition value of an ordered row stream (rows grouped by `part`); returns how many. */
-function writeEventPartitions(ctx: RenderContext, family: Family, rows: Iterable<Row>): number {
-  const stored = storedEvents(ctx.db);
+function writeEventPartitions(ctx: RenderContext, items: EventItems, family: Family, rows: Iterable<Row>): number {
   const histograms = hasHistograms(family);
   let partition: string[] | null = null;
   let list: ReturnType<RenderContext['list']> | null = null;
@@ -128,7 +154,7 @@ function writeEventPartitions(ctx: RenderContext, family: Family, rows: Iterable
       partition = partitionOf(family, part);
       list = ctx.list(EVENT_ROUTE, partition, [...NEWEST_FIRST_DIRS], ['type'], { minItems: EVENT_CHUNK_MIN_ITEMS }, true);
     }
-    list!.add(stored(r), [r.observed_at, r.id], { type: [r.type] });
+    list!.addPending(pendingOf(items.json(r.id), [r.observed_at, r.id], { type: [r.type] }));
     if (histograms) {
       const h = Math.floor(r.observed_at / HOUR_MS) * HOUR_MS;
       let last = hours[hours.length - 1];
@@ -162,6 +188,7 @@ function renderEvents(ctx: RenderContext): void {
   if (r.status === 200) ctx.exact(['v1', 'events'], r.body);
   const store = ctx.lists;
   const reason = fullReason(ctx);
+  const items = new EventItems(db);
   let written = 0;
   if (store !== undefined && reason === null) {
     // Each changed partition is written again from its rows (none: its lists are gone); the files
@@ -170,12 +197,12 @@ function renderEvents(ctx: RenderContext): void {
     const one = new Map(FAMILIES.map((f) => [f, db.prepare(familySql(f, true))]));
     for (const c of changed) {
       for (const root of rootsOf(c.family, c.part)) store.drop(root);
-      written += writeEventPartitions(ctx, c.family, one.get(c.family)!.iterate(c.part) as Iterable<Row>);
+      written += writeEventPartitions(ctx, items, c.family, one.get(c.family)!.iterate(c.part) as Iterable<Row>);
     }
   } else {
     // Every partition: the lists of an earlier build are dropped first (a recovering build's).
     if (store !== undefined) for (const prefix of ROOT_PREFIXES) for (const root of store.roots(prefix)) store.drop(root);
-    for (const f of FAMILIES) written += writeEventPartitions(ctx, f, db.prepare(familySql(f, false)).iterate() as Iterable<Row>);
+    for (const f of FAMILIES) written += writeEventPartitions(ctx, items, f, db.prepare(familySql(f, false)).iterate() as Iterable<Row>);
   }
   ctx.eventsReport = { full_reason: reason, partitions_written: written };
 }
