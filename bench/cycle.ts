@@ -79,11 +79,13 @@ export function buildFigures(s: Record<string, unknown> | null): Record<string, 
     .sort((a, b) => b[1].seconds - a[1].seconds)
     .slice(0, 5)
     .map(([id, r]) => `${id} ${r.seconds} s`);
-  const derive = s.derive as { seconds?: number } | undefined;
+  const derive = s.derive as { seconds?: number; steps?: Record<string, { seconds?: number }> } | undefined;
+  // Each derive step's seconds: which step a slow derive spent them in.
+  const deriveSteps = derive?.steps === undefined ? undefined : Object.fromEntries(Object.entries(derive.steps).map(([name, st]) => [name, st.seconds]));
   // The bulk step without its per-table report: the mode, why, and the background writer (docs/bulk.md "Cadence").
   const bulk = s.bulk as { mode?: string; reason?: string; day?: string; seconds?: number; files?: number; bytes?: number; written?: number; writer?: unknown } | undefined;
   const bulkFigures = bulk === undefined ? undefined : { mode: bulk.mode, reason: bulk.reason, day: bulk.day, seconds: bulk.seconds, files: bulk.files, bytes: bulk.bytes, written: bulk.written, writer: bulk.writer };
-  return { render: s.render, manifest: s.manifest, bulk: bulkFigures, derive_seconds: derive?.seconds, files: s.files, bytes: s.bytes, written: s.written, written_by_class: s.written_by_class, removed: s.removed, slowest_routes: slowest };
+  return { render: s.render, manifest: s.manifest, bulk: bulkFigures, derive_seconds: derive?.seconds, derive_steps: deriveSteps, files: s.files, bytes: s.bytes, written: s.written, written_by_class: s.written_by_class, removed: s.removed, slowest_routes: slowest };
 }
 
 export async function benchCycle(o: CycleOptions, log: (line: string) => void): Promise<Record<string, unknown>> {
