@@ -58,24 +58,25 @@ const PARTICIPANT_TABLES: ReadonlyArray<readonly [table: string, column: string]
 
 const OPS = ['INSERT', 'UPDATE', 'DELETE'] as const;
 
+/** The head of every statement that records an event feed partition. */
+const RECORD_PART = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
+
 /** Records every partition of the events whose ids `ids` (a SELECT of event ids) gives, as they are now. */
 function eventPartsSql(ids: string, seq: number): string {
-  const ins = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
   return [
-    `${ins} SELECT 'all', 'all', ${seq} FROM main.events WHERE id IN (${ids}) LIMIT 1;`,
-    `${ins} SELECT 'type', type, ${seq} FROM main.events WHERE id IN (${ids});`,
-    `${ins} SELECT 'participant', p.pid, ${seq} FROM main.events e JOIN main.participants p ON p.id = e.participant_id WHERE e.id IN (${ids});`,
-    `${ins} SELECT 'host', hostname, ${seq} FROM main.event_hosts WHERE event_id IN (${ids});`,
-    `${ins} SELECT 'seat', seat_id, ${seq} FROM main.event_seats WHERE event_id IN (${ids});`,
+    `${RECORD_PART} SELECT 'all', 'all', ${seq} FROM main.events WHERE id IN (${ids}) LIMIT 1;`,
+    `${RECORD_PART} SELECT 'type', type, ${seq} FROM main.events WHERE id IN (${ids});`,
+    `${RECORD_PART} SELECT 'participant', p.pid, ${seq} FROM main.events e JOIN main.participants p ON p.id = e.participant_id WHERE e.id IN (${ids});`,
+    `${RECORD_PART} SELECT 'host', hostname, ${seq} FROM main.event_hosts WHERE event_id IN (${ids});`,
+    `${RECORD_PART} SELECT 'seat', seat_id, ${seq} FROM main.event_seats WHERE event_id IN (${ids});`,
   ].join(' ');
 }
 
 /** Records an event row's own partitions from its values (OLD of a deleted row: the row is gone). */
 function eventRowPartsSql(r: 'OLD' | 'NEW', seq: number): string {
-  const ins = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
   return [
-    `${ins} VALUES ('all', 'all', ${seq}), ('type', ${r}.type, ${seq});`,
-    `${ins} SELECT 'participant', pid, ${seq} FROM main.participants WHERE id = ${r}.participant_id;`,
+    `${RECORD_PART} VALUES ('all', 'all', ${seq}), ('type', ${r}.type, ${seq});`,
+    `${RECORD_PART} SELECT 'participant', pid, ${seq} FROM main.participants WHERE id = ${r}.participant_id;`,
     eventPartsSql(`SELECT ${r}.id`, seq),
   ].join(' ');
 }
@@ -86,14 +87,13 @@ function eventRowPartsSql(r: 'OLD' | 'NEW', seq: number): string {
  * event may no longer be listed under) besides the event's.
  */
 function eventTriggers(seq: number): Array<{ table: string; op: (typeof OPS)[number]; of?: string; body: string }> {
-  const ins = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
   const out: Array<{ table: string; op: (typeof OPS)[number]; of?: string; body: string }> = [];
   const rowsOf = (op: (typeof OPS)[number]): Array<'OLD' | 'NEW'> => (op === 'DELETE' ? ['OLD'] : op === 'INSERT' ? ['NEW'] : ['OLD', 'NEW']);
   for (const op of OPS) {
     const rows = rowsOf(op);
     out.push({ table: 'events', op, body: rows.map((r) => eventRowPartsSql(r, seq)).join(' ') });
-    out.push({ table: 'event_hosts', op, body: rows.map((r) => `${ins} VALUES ('host', ${r}.hostname, ${seq}); ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
-    out.push({ table: 'event_seats', op, body: rows.map((r) => `${ins} VALUES ('seat', ${r}.seat_id, ${seq}); ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
+    out.push({ table: 'event_hosts', op, body: rows.map((r) => `${RECORD_PART} VALUES ('host', ${r}.hostname, ${seq}); ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
+    out.push({ table: 'event_seats', op, body: rows.map((r) => `${RECORD_PART} VALUES ('seat', ${r}.seat_id, ${seq}); ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
     out.push({ table: 'anomaly_events', op, body: rows.map((r) => eventPartsSql(`SELECT ${r}.event_id`, seq)).join(' ') });
     // An event item shows its anomalies' id, detector and grade (acknowledgements are not shown).
     out.push({

@@ -80,6 +80,19 @@ export interface EventsReport {
 }
 
 export class RenderContext {
+  /**
+   * Why lists kept from the previous build cannot be reused in this one, or null when they can. The
+   * build collects a renderer's change set into the temporary table `changeTable` of an incremental
+   * build (src/render/state.ts); without it nothing says what to keep.
+   */
+  keptListsUnusable(changeTable: string, changeSet: string): string | null {
+    if (this.lists === undefined) return 'no kept lists';
+    if (this.participants !== 'changed') return 'a full build';
+    if (!this.lists.patchable) return 'the kept lists are not known to be on disk as recorded';
+    if (this.db.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = ?").get(changeTable) === undefined) return `no ${changeSet} change set`;
+    return null;
+  }
+
   /** Set by the event lists' renderer. */
   eventsReport: EventsReport | null = null;
   /** Set by the participant lists' renderer. */

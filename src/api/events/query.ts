@@ -106,7 +106,8 @@ const cond = (w: Where, extra: string[] = []): string => {
   return all.length === 0 ? '' : `WHERE ${all.join(' AND ')}`;
 };
 
-const COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload, (SELECT pid FROM participants WHERE id = e.participant_id) AS pid';
+/** The columns of an EventRow, selected from `events e`. */
+export const EVENT_ROW_COLS = 'e.id, e.type, e.observed_at, e.hostname, e.payload, (SELECT pid FROM participants WHERE id = e.participant_id) AS pid';
 
 /** Exact per-hour, per-type counts under the non-type filters; null when they degrade (src/api/events/feed.ts). */
 function hourCounts(db: Db, params: ParamsOf<'events.list'>): HourTypeCounts | null {
@@ -142,7 +143,7 @@ function pageRows(db: Db, where: Where, dir: 'older' | 'newer', after: FeedKey |
   const keyset = dir === 'older' ? OLDER_FIRST : NEWER_FIRST;
   const from = after === undefined ? null : afterSql(keyset, after);
   return db
-    .prepare(`SELECT ${COLS} FROM events e ${cond(where, from ? [from.sql] : [])} ORDER BY ${orderBySql(keyset)} LIMIT ?`)
+    .prepare(`SELECT ${EVENT_ROW_COLS} FROM events e ${cond(where, from ? [from.sql] : [])} ORDER BY ${orderBySql(keyset)} LIMIT ?`)
     .all(...where.args, ...(from?.args ?? []), dir === 'older' ? limit + 1 : limit) as EventRow[];
 }
 

@@ -4,7 +4,7 @@
 // layout; "Anomalies"). Streaming: each partition family is one ordered statement.
 import { anomalyFacetFields, anomalyFacetValues, bucketStart, EVENT_CHUNK_MIN_ITEMS, EVENT_ROUTE, HISTOGRAM_LISTS, NEWEST_FIRST_DIRS, type BucketRow, type StoredAnomaly, type StoredEvent } from '../../api/events/feed.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
-import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, eventsListQuery, globalEvent, type EventRow } from '../../api/events/query.js';
+import { anomaliesDetailQuery, anomaliesListQuery, apiAnomaly, EVENT_ROW_COLS, eventsListQuery, globalEvent, type EventRow } from '../../api/events/query.js';
 import { EVENT_TYPES } from '../../api/schemas/common.js';
 import type { Db } from '../../db/index.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
@@ -36,7 +36,7 @@ class EventItems {
   private readonly row;
   private readonly seats;
   constructor(private readonly db: Db) {
-    this.row = db.prepare('SELECT e.id, e.type, e.observed_at, e.hostname, e.payload, (SELECT pid FROM participants WHERE id = e.participant_id) AS pid FROM events e WHERE e.id = ?');
+    this.row = db.prepare(`SELECT ${EVENT_ROW_COLS} FROM events e WHERE e.id = ?`);
     this.seats = db.prepare('SELECT seat_id FROM event_seats WHERE event_id = ? ORDER BY seat_id').pluck();
   }
   json(id: string): string {
@@ -166,18 +166,6 @@ function writeEventPartitions(ctx: RenderContext, items: EventItems, family: Fam
   return n;
 }
 
-/**
- * Why every partition's lists are written, or null when the previous build's can be kept where the
- * change set names no change: docs/incremental.md, "Event lists".
- */
-function fullReason(ctx: RenderContext): string | null {
-  if (ctx.lists === undefined) return 'no kept lists';
-  if (ctx.participants !== 'changed') return 'a full build';
-  if (!ctx.lists.patchable) return 'the kept lists are not known to be on disk as recorded';
-  if (ctx.db.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'render_events'").get() === undefined) return 'no event change set';
-  return null;
-}
-
 function renderEvents(ctx: RenderContext): void {
   const db = ctx.db;
   const r = eventsListQuery(
@@ -187,7 +175,8 @@ function renderEvents(ctx: RenderContext): void {
   );
   if (r.status === 200) ctx.exact(['v1', 'events'], r.body);
   const store = ctx.lists;
-  const reason = fullReason(ctx);
+  // Why every partition's lists are written, or null: docs/incremental.md, "Event lists".
+  const reason = ctx.keptListsUnusable('render_events', 'event');
   const items = new EventItems(db);
   let written = 0;
   if (store !== undefined && reason === null) {

@@ -66,11 +66,8 @@ interface Basis {
 
 /** The basis to patch from, or why every list is written in full. */
 function patchBasis(ctx: RenderContext): Basis | string {
-  if (ctx.lists === undefined) return 'no kept lists';
-  if (ctx.participants !== 'changed') return 'a full build';
-  if (!ctx.lists.patchable) return 'the kept lists are not known to be on disk as recorded';
-  const hasChanges = ctx.db.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'render_uptime'").get() !== undefined;
-  if (!hasChanges) return 'no uptime change set';
+  const unusable = ctx.keptListsUnusable('render_uptime', 'uptime');
+  if (unusable !== null) return unusable;
   let prevNowMs = NaN;
   try {
     const info = ctx.readPrevious(SNAPSHOT_INFO_PATH) as { generated_at?: unknown };
