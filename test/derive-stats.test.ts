@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/index.js';
 import { ensureDerivedSchema, runDerive } from '../src/derive/index.js';
-import { ensureChangesTable } from '../src/derive/changes.js';
+import { ensureChangesTable, ITEM_CHANGE_KIND, startRecording, stopRecording } from '../src/derive/changes.js';
 import { participantStats, type FacetBucket } from '../src/derive/participants/read.js';
 import { SCHEME_LABELS } from '../src/api/participants/schemes.js';
 import { STATS_FACETS, statsStep, type StatsFacet } from '../src/derive/participants/stats.js';
@@ -121,7 +121,7 @@ describe('participant statistics', () => {
     }
   });
 
-  it('an incremental run recounts only when its change set names a participant (else keeps the counts, moves as_of)', () => {
+  it('an incremental run recounts only when its change set names a participant whose list row changed (else keeps the counts, moves as_of)', () => {
     const copy = copyOfSmallDemoDb().open();
     try {
       runDerive(copy, { full: true }, STEPS);
@@ -142,13 +142,46 @@ describe('participant statistics', () => {
       // A change recorded at an earlier watermark is not this run's.
       copy.prepare("INSERT INTO derive_changes (kind, key, seq) VALUES ('participant', ?, ?)").run(gone, upTo - 1);
       expect(run()).toMatchObject({ recounted: 0 });
-      // Recorded by this run: recounted, and equal to a full run's counts.
+      // This run's change of the participant's files alone (a history row) keeps the counts too.
       copy.prepare("INSERT INTO derive_changes (kind, key, seq) VALUES ('participant', ?, ?)").run(gone, upTo);
+      expect(run()).toMatchObject({ recounted: 0 });
+      // A change of its list row recorded by this run: recounted, and equal to a full run's counts.
+      copy.prepare('INSERT INTO derive_changes (kind, key, seq) VALUES (?, ?, ?)').run(ITEM_CHANGE_KIND, gone, upTo);
       expect(run()).toMatchObject({ participants: before.totals.total_count - 1, recounted: 1 });
       const recounted = { facets: facets(), totals: totals() };
       expect(recounted.facets).not.toEqual(before.facets);
       statsStep.run({ db: copy, full: true, since: 0, upTo, progress: () => {} });
       expect({ facets: facets(), totals: totals() }).toEqual(recounted);
+    } finally {
+      copy.close();
+    }
+  });
+
+  it('records a list item change for a row inserted, deleted or changed in a list column, not for any other write', () => {
+    const copy = copyOfSmallDemoDb().open();
+    try {
+      runDerive(copy, { full: true }, STEPS);
+      ensureChangesTable(copy);
+      const seq = 7;
+      const recorded = (kind: string): number[] => copy.prepare('SELECT key FROM derive_changes WHERE kind = ? AND seq = ? ORDER BY key').pluck().all(kind, seq) as number[];
+      const ids = copy.prepare('SELECT participant_id FROM participant_list ORDER BY participant_id LIMIT 4').pluck().all() as number[];
+      const [seen, renamed, gone, readded] = ids as [number, number, number, number];
+      startRecording(copy, seq);
+      try {
+        // Not a list column: the participant's files are rendered again, its list item is not compared.
+        copy.prepare('UPDATE participant_list SET last_seen_at = last_seen_at + 1 WHERE participant_id = ?').run(seen);
+        // Written again with equal values (the step's upsert of an unchanged participant).
+        copy.prepare('UPDATE participant_list SET country = country, name = name WHERE participant_id = ?').run(readded);
+        copy.prepare("UPDATE participant_list SET name = coalesce(name, '') || 'x' WHERE participant_id = ?").run(renamed);
+        const row = copy.prepare('SELECT * FROM participant_list WHERE participant_id = ?').get(gone) as Record<string, unknown>;
+        copy.prepare('DELETE FROM participant_list WHERE participant_id = ?').run(gone);
+        const cols = Object.keys(row);
+        copy.prepare(`INSERT INTO participant_list (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...cols.map((c) => row[c]));
+      } finally {
+        stopRecording(copy);
+      }
+      expect(recorded('participant')).toEqual([...ids].sort((a, b) => a - b));
+      expect(recorded(ITEM_CHANGE_KIND)).toEqual([renamed, gone].sort((a, b) => a - b));
     } finally {
       copy.close();
     }

@@ -25,10 +25,11 @@
 import type { Db } from '../db/index.js';
 import { getMeta, setMeta } from '../db/index.js';
 import { ROLLUP_TABLES } from './hosts/rollup.js';
+import { LIST_COLUMNS } from '../api/participants/query.js';
 
 export const CHANGES_DDL = `
   CREATE TABLE IF NOT EXISTS derive_changes (
-    kind TEXT NOT NULL,      -- 'participant', or the uptime table ('uptime_hourly', ...)
+    kind TEXT NOT NULL,      -- 'participant', 'participant_item' (its list item may differ), or the uptime table ('uptime_hourly', ...)
     key  INTEGER NOT NULL,   -- participants.id; hosts.id for uptime
     seq  INTEGER NOT NULL,   -- derive watermark (segment id) of the run that made the change
     at   INTEGER,            -- uptime: the oldest bucket_start written (ms); null for a participant
@@ -57,6 +58,34 @@ const PARTICIPANT_TABLES: ReadonlyArray<readonly [table: string, column: string]
 ];
 
 const OPS = ['INSERT', 'UPDATE', 'DELETE'] as const;
+
+/**
+ * The change kind of a participant whose list item may differ (a participant_list row inserted,
+ * deleted, or updated in a column the list item is made of, LIST_COLUMNS): a subset of the kind
+ * 'participant', whose files are rendered again for any change (a new history row, an event). The
+ * participant lists compare only these participants' items with the previous build's
+ * (src/render/routes/participant-lists.ts).
+ */
+export const ITEM_CHANGE_KIND = 'participant_item';
+
+/** The temporary triggers recording ITEM_CHANGE_KIND: operation -> the condition and the row. */
+function itemTriggers(seq: number): Array<{ op: (typeof OPS)[number]; body: string; when?: string }> {
+  // ON CONFLICT DO NOTHING, not INSERT OR IGNORE: the conflict clause of the statement that fires a
+  // trigger (the participants step's upsert) overrides an OR clause in the trigger's body.
+  const record = (r: 'OLD' | 'NEW'): string => `INSERT INTO main.derive_changes (kind, key, seq) VALUES ('${ITEM_CHANGE_KIND}', ${r}.participant_id, ${seq}) ON CONFLICT DO NOTHING;`;
+  const differs = LIST_COLUMNS.split(', ')
+    .map((c) => `OLD.${c} IS NOT NEW.${c}`)
+    .join(' OR ');
+  return [
+    { op: 'INSERT', body: record('NEW') },
+    { op: 'DELETE', body: record('OLD') },
+    { op: 'UPDATE', body: `${record('OLD')} ${record('NEW')}`, when: differs },
+  ];
+}
+
+function itemTriggerName(op: string): string {
+  return `derive_changes_${ITEM_CHANGE_KIND}_${op.toLowerCase()}`;
+}
 
 /** The head of every statement that records an event feed partition. */
 const RECORD_PART = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
@@ -137,9 +166,14 @@ export function startRecording(db: Db, seq: number): void {
     for (const op of OPS) {
       const rows = op === 'DELETE' ? ['OLD'] : op === 'INSERT' ? ['NEW'] : ['OLD', 'NEW'];
       const body = rows
-        .map((r) => `INSERT OR IGNORE INTO main.derive_changes (kind, key, seq) SELECT 'participant', ${r}.${column}, ${seq} WHERE ${r}.${column} IS NOT NULL;`)
+        .map((r) => `INSERT INTO main.derive_changes (kind, key, seq) SELECT 'participant', ${r}.${column}, ${seq} WHERE ${r}.${column} IS NOT NULL ON CONFLICT DO NOTHING;`)
         .join(' ');
       db.exec(`CREATE TEMP TRIGGER ${triggerName(table, op)} AFTER ${op} ON main.${table} BEGIN ${body} END`);
+    }
+  }
+  if (exists.get('participant_list') !== undefined) {
+    for (const t of itemTriggers(seq)) {
+      db.exec(`CREATE TEMP TRIGGER ${itemTriggerName(t.op)} AFTER ${t.op} ON main.participant_list ${t.when === undefined ? '' : `WHEN ${t.when} `}BEGIN ${t.body} END`);
     }
   }
   for (const table of UPTIME_CHANGE_KINDS) {
@@ -170,6 +204,7 @@ export function startRecording(db: Db, seq: number): void {
 export function stopRecording(db: Db): void {
   for (const table of [...PARTICIPANT_TABLES.map(([t]) => t), ...UPTIME_CHANGE_KINDS]) for (const op of OPS) db.exec(`DROP TRIGGER IF EXISTS temp.${triggerName(table, op)}`);
   for (const table of EVENT_TRIGGER_TABLES) for (const op of OPS) db.exec(`DROP TRIGGER IF EXISTS temp.${eventTriggerName(table, op)}`);
+  for (const op of OPS) db.exec(`DROP TRIGGER IF EXISTS temp.${itemTriggerName(op)}`);
 }
 
 /** After a full derive: earlier change rows no longer describe the tables; nothing before `seq` is covered. */

@@ -24,7 +24,7 @@ import Database from 'better-sqlite3';
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/index.js';
 import { getMeta, setMeta } from '../db/index.js';
-import { changesFrom, UPTIME_CHANGE_KINDS } from '../derive/changes.js';
+import { changesFrom, ITEM_CHANGE_KIND, UPTIME_CHANGE_KINDS } from '../derive/changes.js';
 import { parseEndpointSet } from '../derive/participants/endpoints.js';
 import type { ListStore } from './context.js';
 import { FILES_DDL } from './sink.js';
@@ -329,11 +329,16 @@ export function changedSeats(before: Map<string, string>, after: Map<string, str
 /**
  * Fills `temp.render_participants` with the participants whose own files this build renders again:
  * those the change set names after `since`, and those whose endpoints name a seat whose identity
- * changed. Returns how many.
+ * changed; and `temp.render_list_participants` with those of them whose list item may differ (a
+ * changed list row, or a changed name of their serving seat). Returns how many of the first.
  */
 export function collectChangedParticipants(db: Db, since: number, upto: number, seats: Set<string>): number {
   db.exec('DROP TABLE IF EXISTS temp.render_participants; CREATE TEMP TABLE render_participants (participant_id INTEGER PRIMARY KEY)');
   db.prepare("INSERT OR IGNORE INTO temp.render_participants SELECT key FROM derive_changes WHERE kind = 'participant' AND seq > ? AND seq <= ?").run(since, upto);
+  // Of these, the participants whose list item may differ (src/derive/changes.ts ITEM_CHANGE_KIND),
+  // and below those who show a changed seat's name.
+  db.exec('DROP TABLE IF EXISTS temp.render_list_participants; CREATE TEMP TABLE render_list_participants (participant_id INTEGER PRIMARY KEY)');
+  db.prepare('INSERT OR IGNORE INTO temp.render_list_participants SELECT key FROM derive_changes WHERE kind = ? AND seq > ? AND seq <= ?').run(ITEM_CHANGE_KIND, since, upto);
   if (seats.size > 0) {
     // Rare (a seat's curation or organisation changed): the endpoint sets that name it, then their
     // participants (a scan of the list: no index on endpoint_set_id).
@@ -346,8 +351,10 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
     for (const id of sets) ins.run(id);
     db.exec('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE endpoint_set_id IN (SELECT id FROM temp.render_sets)');
     // The list items show the serving seat's curated name (ap_provider).
-    const bySeat = db.prepare('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE ap_seat_id = ?');
-    for (const s of seats) bySeat.run(s);
+    for (const table of ['render_participants', 'render_list_participants']) {
+      const bySeat = db.prepare(`INSERT OR IGNORE INTO temp.${table} SELECT participant_id FROM participant_list WHERE ap_seat_id = ?`);
+      for (const s of seats) bySeat.run(s);
+    }
     db.exec('DROP TABLE temp.render_sets');
   }
   return db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;

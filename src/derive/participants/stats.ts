@@ -4,6 +4,7 @@
 // one grouped pass per facet, each over an index of the list (no table scan), so reading
 // /v1/stats/participants costs a few hundred rows at any scale.
 import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
+import { ITEM_CHANGE_KIND } from '../changes.js';
 
 export const STATS_FACETS = ['country', 'scheme', 'registered', 'provenance', 'smp', 'ap'] as const;
 export type StatsFacet = (typeof STATS_FACETS)[number];
@@ -35,13 +36,15 @@ const FACET_SQL: Record<StatsFacet, string> = {
 };
 
 /**
- * Whether this run may have changed participant_list: a full run, or an incremental one whose change
- * set (src/derive/changes.ts: every write to the list, by any step) names a participant.
+ * Whether this run may have changed the counted columns of participant_list: a full run, or an
+ * incremental one whose change set names a participant whose list row changed in them
+ * (src/derive/changes.ts ITEM_CHANGE_KIND: a row inserted, deleted, or changed in a list item's
+ * columns, by any step).
  */
 function listChanged(ctx: DeriveContext): boolean {
   if (ctx.full) return true;
   const changes = ctx.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'derive_changes'").get() !== undefined;
-  return !changes || ctx.db.prepare("SELECT 1 FROM derive_changes WHERE kind = 'participant' AND seq = ? LIMIT 1").get(ctx.upTo) !== undefined;
+  return !changes || ctx.db.prepare('SELECT 1 FROM derive_changes WHERE kind = ? AND seq = ? LIMIT 1').get(ITEM_CHANGE_KIND, ctx.upTo) !== undefined;
 }
 
 export function runStats(ctx: DeriveContext): StepStats {

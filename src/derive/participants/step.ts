@@ -128,10 +128,12 @@ class Writer {
     private readonly db: Db,
     private readonly replace: boolean,
   ) {
+    // An upsert, not INSERT OR REPLACE: a row written again is an UPDATE, whose recording trigger
+    // tells whether the list item's columns changed (src/derive/changes.ts ITEM_CHANGE_KIND).
+    const cols = ['pid', 'scheme', 'value', 'name', 'country', 'registration_date', 'has_card', 'directory_present', 'directory_since', 'registered', 'registration_since', 'smp', 'ap_seat_id', 'endpoint_set_id', 'provenance', 'first_seen_at', 'last_seen_at'];
     this.insList = db.prepare(
-      `INSERT OR REPLACE INTO participant_list (participant_id, pid, scheme, value, name, country, registration_date, has_card, directory_present,
-         directory_since, registered, registration_since, smp, ap_seat_id, endpoint_set_id, provenance, first_seen_at, last_seen_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO participant_list (participant_id, ${cols.join(', ')}) VALUES (${['?', ...cols.map(() => '?')].join(', ')})
+       ON CONFLICT (participant_id) DO UPDATE SET ${cols.map((c) => `${c} = excluded.${c}`).join(', ')}`,
     );
     this.delList = db.prepare('DELETE FROM participant_list WHERE participant_id = ?');
     this.delHist = db.prepare('DELETE FROM participant_history WHERE participant_id = ?');

@@ -345,7 +345,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   const rows = db
     .prepare(
       `SELECT p.pid AS id_pid, p.value AS id_value, l.participant_id AS present, ${cols}
-       FROM temp.render_participants u JOIN participants p ON p.id = u.participant_id
+       FROM temp.render_list_participants u JOIN participants p ON p.id = u.participant_id
        LEFT JOIN participant_list l ON l.participant_id = u.participant_id`,
     )
     .all() as ChangedRow[];
