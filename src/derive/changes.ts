@@ -60,6 +60,16 @@ const PARTICIPANT_TABLES: ReadonlyArray<readonly [table: string, column: string]
 const OPS = ['INSERT', 'UPDATE', 'DELETE'] as const;
 
 /**
+ * A recording statement of a trigger: `rows` (VALUES or a SELECT with a WHERE clause) inserted into
+ * `into`, a row already there left as it is. ON CONFLICT DO NOTHING, not INSERT OR IGNORE: the
+ * conflict clause of the statement that fires a trigger (an upsert, INSERT OR REPLACE) overrides an OR
+ * clause in the trigger's body, and a plain insert's conflict would then abort the step's write.
+ */
+function recordSql(into: string, rows: string): string {
+  return `INSERT INTO main.${into} ${rows} ON CONFLICT DO NOTHING;`;
+}
+
+/**
  * The change kind of a participant whose list item may differ (a participant_list row inserted,
  * deleted, or updated in a column the list item is made of, LIST_COLUMNS): a subset of the kind
  * 'participant', whose files are rendered again for any change (a new history row, an event). The
@@ -70,9 +80,7 @@ export const ITEM_CHANGE_KIND = 'participant_item';
 
 /** The temporary triggers recording ITEM_CHANGE_KIND: operation -> the condition and the row. */
 function itemTriggers(seq: number): Array<{ op: (typeof OPS)[number]; body: string; when?: string }> {
-  // ON CONFLICT DO NOTHING, not INSERT OR IGNORE: the conflict clause of the statement that fires a
-  // trigger (the participants step's upsert) overrides an OR clause in the trigger's body.
-  const record = (r: 'OLD' | 'NEW'): string => `INSERT INTO main.derive_changes (kind, key, seq) VALUES ('${ITEM_CHANGE_KIND}', ${r}.participant_id, ${seq}) ON CONFLICT DO NOTHING;`;
+  const record = (r: 'OLD' | 'NEW'): string => recordSql('derive_changes (kind, key, seq)', `VALUES ('${ITEM_CHANGE_KIND}', ${r}.participant_id, ${seq})`);
   const differs = LIST_COLUMNS.split(', ')
     .map((c) => `OLD.${c} IS NOT NEW.${c}`)
     .join(' OR ');
@@ -87,25 +95,25 @@ function itemTriggerName(op: string): string {
   return `derive_changes_${ITEM_CHANGE_KIND}_${op.toLowerCase()}`;
 }
 
-/** The head of every statement that records an event feed partition. */
-const RECORD_PART = 'INSERT OR IGNORE INTO main.derive_event_changes (family, part, seq)';
+/** A statement recording event feed partitions (`rows`: family, part, seq). */
+const recordPart = (rows: string): string => recordSql('derive_event_changes (family, part, seq)', rows);
 
 /** Records every partition of the events whose ids `ids` (a SELECT of event ids) gives, as they are now. */
 function eventPartsSql(ids: string, seq: number): string {
   return [
-    `${RECORD_PART} SELECT 'all', 'all', ${seq} FROM main.events WHERE id IN (${ids}) LIMIT 1;`,
-    `${RECORD_PART} SELECT 'type', type, ${seq} FROM main.events WHERE id IN (${ids});`,
-    `${RECORD_PART} SELECT 'participant', p.pid, ${seq} FROM main.events e JOIN main.participants p ON p.id = e.participant_id WHERE e.id IN (${ids});`,
-    `${RECORD_PART} SELECT 'host', hostname, ${seq} FROM main.event_hosts WHERE event_id IN (${ids});`,
-    `${RECORD_PART} SELECT 'seat', seat_id, ${seq} FROM main.event_seats WHERE event_id IN (${ids});`,
+    recordPart(`SELECT 'all', 'all', ${seq} FROM main.events WHERE id IN (${ids}) LIMIT 1`),
+    recordPart(`SELECT 'type', type, ${seq} FROM main.events WHERE id IN (${ids})`),
+    recordPart(`SELECT 'participant', p.pid, ${seq} FROM main.events e JOIN main.participants p ON p.id = e.participant_id WHERE e.id IN (${ids})`),
+    recordPart(`SELECT 'host', hostname, ${seq} FROM main.event_hosts WHERE event_id IN (${ids})`),
+    recordPart(`SELECT 'seat', seat_id, ${seq} FROM main.event_seats WHERE event_id IN (${ids})`),
   ].join(' ');
 }
 
 /** Records an event row's own partitions from its values (OLD of a deleted row: the row is gone). */
 function eventRowPartsSql(r: 'OLD' | 'NEW', seq: number): string {
   return [
-    `${RECORD_PART} VALUES ('all', 'all', ${seq}), ('type', ${r}.type, ${seq});`,
-    `${RECORD_PART} SELECT 'participant', pid, ${seq} FROM main.participants WHERE id = ${r}.participant_id;`,
+    recordPart(`VALUES ('all', 'all', ${seq}), ('type', ${r}.type, ${seq})`),
+    recordPart(`SELECT 'participant', pid, ${seq} FROM main.participants WHERE id = ${r}.participant_id`),
     eventPartsSql(`SELECT ${r}.id`, seq),
   ].join(' ');
 }
@@ -121,8 +129,8 @@ function eventTriggers(seq: number): Array<{ table: string; op: (typeof OPS)[num
   for (const op of OPS) {
     const rows = rowsOf(op);
     out.push({ table: 'events', op, body: rows.map((r) => eventRowPartsSql(r, seq)).join(' ') });
-    out.push({ table: 'event_hosts', op, body: rows.map((r) => `${RECORD_PART} VALUES ('host', ${r}.hostname, ${seq}); ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
-    out.push({ table: 'event_seats', op, body: rows.map((r) => `${RECORD_PART} VALUES ('seat', ${r}.seat_id, ${seq}); ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
+    out.push({ table: 'event_hosts', op, body: rows.map((r) => `${recordPart(`VALUES ('host', ${r}.hostname, ${seq})`)} ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
+    out.push({ table: 'event_seats', op, body: rows.map((r) => `${recordPart(`VALUES ('seat', ${r}.seat_id, ${seq})`)} ${eventPartsSql(`SELECT ${r}.event_id`, seq)}`).join(' ') });
     out.push({ table: 'anomaly_events', op, body: rows.map((r) => eventPartsSql(`SELECT ${r}.event_id`, seq)).join(' ') });
     // An event item shows its anomalies' id, detector and grade (acknowledgements are not shown).
     out.push({
@@ -166,7 +174,7 @@ export function startRecording(db: Db, seq: number): void {
     for (const op of OPS) {
       const rows = op === 'DELETE' ? ['OLD'] : op === 'INSERT' ? ['NEW'] : ['OLD', 'NEW'];
       const body = rows
-        .map((r) => `INSERT INTO main.derive_changes (kind, key, seq) SELECT 'participant', ${r}.${column}, ${seq} WHERE ${r}.${column} IS NOT NULL ON CONFLICT DO NOTHING;`)
+        .map((r) => recordSql('derive_changes (kind, key, seq)', `SELECT 'participant', ${r}.${column}, ${seq} WHERE ${r}.${column} IS NOT NULL`))
         .join(' ');
       db.exec(`CREATE TEMP TRIGGER ${triggerName(table, op)} AFTER ${op} ON main.${table} BEGIN ${body} END`);
     }
