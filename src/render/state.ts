@@ -351,12 +351,13 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
     for (const id of sets) ins.run(id);
     db.exec('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM participant_list WHERE endpoint_set_id IN (SELECT id FROM temp.render_sets)');
     // The list items show the serving seat's curated name (ap_provider).
-    for (const table of ['render_participants', 'render_list_participants']) {
-      const bySeat = db.prepare(`INSERT OR IGNORE INTO temp.${table} SELECT participant_id FROM participant_list WHERE ap_seat_id = ?`);
-      for (const s of seats) bySeat.run(s);
-    }
+    const bySeat = db.prepare('INSERT OR IGNORE INTO temp.render_list_participants SELECT participant_id FROM participant_list WHERE ap_seat_id = ?');
+    for (const s of seats) bySeat.run(s);
     db.exec('DROP TABLE temp.render_sets');
   }
+  // A participant whose list item may differ is rendered again too (derive records a list row's change
+  // under both kinds; the seat's participants are added here).
+  db.exec('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM temp.render_list_participants');
   return db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;
 }
 
