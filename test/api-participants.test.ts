@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { acceptedValues, classifySearch, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, type ListParams } from '../src/api/participants/plan.js';
+import { acceptedValues, classifySearch, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, type ListParams } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
@@ -625,6 +625,11 @@ describe('participants.list read cost with the default chunk settings', () => {
         cursor = body.next_cursor;
       }
       expect(seen, sort).toEqual(everyMatch({ registered: 'false', sort }));
+    }
+    // The opposite orders have no lists of their own: they read these reversed (READ_REVERSED).
+    for (const sort of PARTICIPANT_SORTS.filter((s) => READ_REVERSED[s] !== undefined)) {
+      expect(fs.existsSync(path.join(prodDir, listRootPath('participants.list', postingPartition('registered', 'false', sort)))), sort).toBe(false);
+      expect(fs.existsSync(path.join(prodDir, listRootPath('participants.list', mainPartition(sort)))), sort).toBe(false);
     }
     // registered=true has no posting list: nearly everyone, walked densely in the main list.
     expect(fs.existsSync(path.join(prodDir, listRootPath('participants.list', postingPartition('registered', 'true'))))).toBe(false);

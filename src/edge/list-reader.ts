@@ -2,7 +2,7 @@
 // forward across chunks. Edge-safe: no Node imports. Counts the files and bytes it reads (the cost
 // budget of a composed page: docs/snapshot-format.md). A root's inline head (list@2) is the list's
 // first chunk: every method below reads it before the entries.
-import { compareKeys, type SortKey } from '../api/sort-keys.js';
+import { compareKeys, type Direction, type SortKey } from '../api/sort-keys.js';
 import type { Chunk, HeadChunk, IndexEntry, IndexNode, ListRoot } from './list-format.js';
 import { LIST_FORMAT, LIST_FORMAT_HEAD } from './list-format.js';
 
@@ -258,4 +258,111 @@ export async function composePage(list: ListReader, req: PageRequest): Promise<C
     keys.push(key);
   }
   return { items, keys, more: false };
+}
+
+export interface ReverseOptions {
+  /** Per key field, whether it may be null (the list's order: null after every value). */
+  nullable: readonly boolean[];
+  /** Only the items whose key begins with these values (a range of the list). */
+  prefix?: SortKey;
+  /** The position to continue after, in the reversed order: a key (with the prefix) of that order. */
+  after?: SortKey;
+  /** As in ListReader.scan. */
+  skip?: (entry: IndexEntry) => boolean;
+}
+
+/**
+ * The items of a list in its reversed order: every key field in the other direction, nulls still
+ * after every value (sort-keys.ts), so `name.desc` reads the `name.asc` list and `country.desc` the
+ * `country.asc` one (docs/snapshot-format.md "Participants"). Without nullable fields this is the
+ * list read backward. With them, the list read backward would give each group's null block (the
+ * items of one prefix whose next nullable field is null) before that group's values instead of
+ * after them: those blocks are read in their place by seeking, only where one exists, so a walk
+ * through groups without nulls reads what a backward scan reads. A group's null block is found as
+ * the backward walk enters the group (nulls last in the list: a group's last items), and a walk
+ * that resumes inside a group reads that group's rest and then its null block.
+ */
+export async function* scanReverse(list: ListReader, opts: ReverseOptions): AsyncGenerator<{ key: SortKey; item: unknown }> {
+  const dirs = list.root.dirs;
+  const userSkip = opts.skip ?? (() => false);
+  // Fields [0, m) may be null; every field from m on is never null, and a group of fixed values of the
+  // first m fields reads backward as it is.
+  let m = 0;
+  for (let i = 0; i < dirs.length; i++) if (opts.nullable[i] === true) m = i + 1;
+  const prefixDirs = (n: number) => dirs.slice(0, n);
+  /** Where key k lies against the group `g` (-1 before it in list order, 0 in it, 1 after it). */
+  const against = (k: SortKey, g: SortKey, gDirs: readonly Direction[]): number => Math.sign(compareKeys(k, g, gDirs));
+  /**
+   * Where key k lies against the part of group `g` selected by `part` on its next field (`value`:
+   * non-null, `null`: null, `all`: the whole group).
+   */
+  const partAgainst = (k: SortKey, g: SortKey, gDirs: readonly Direction[], part: 'value' | 'null' | 'all'): number => {
+    const c = against(k, g, gDirs);
+    if (c !== 0 || part === 'all') return c;
+    const isNull = (k[g.length] ?? null) === null;
+    return part === 'value' ? (isNull ? 1 : 0) : isNull ? 0 : -1;
+  };
+  /** The first field after `from` that is null among the nullable ones (m when none). */
+  const firstNull = (k: SortKey, from: number): number => {
+    for (let j = from; j < m; j++) if ((k[j] ?? null) === null) return j;
+    return m;
+  };
+
+  /**
+   * One part of group `g` read backward from the first key where `start` holds (default: from the
+   * part's end) to the part's start. With `lazy`, a group below it whose null block the walk enters
+   * (a key with a null in a deeper nullable field: nulls last, so a group's last keys) is read in the
+   * reversed order by `group`, and the walk resumes before that group.
+   */
+  async function* part(g: SortKey, which: 'value' | 'null' | 'all', from: ((k: SortKey) => boolean) | undefined, lazy: boolean): AsyncGenerator<{ key: SortKey; item: unknown }> {
+    const gDirs = prefixDirs(g.length);
+    const skip = (e: IndexEntry): boolean => partAgainst(e.last, g, gDirs, which) < 0 || userSkip(e);
+    let start = from ?? ((k: SortKey) => partAgainst(k, g, gDirs, which) > 0);
+    for (;;) {
+      let deferred: SortKey | null = null;
+      for await (const r of list.scanBackward({ start, skip })) {
+        if (partAgainst(r.key, g, gDirs, which) < 0) return;
+        const j = lazy ? firstNull(r.key, g.length + 1) : m;
+        if (j < m) {
+          deferred = r.key.slice(0, j);
+          break;
+        }
+        yield r;
+      }
+      if (deferred === null) return;
+      yield* group(deferred, undefined);
+      start = before(deferred);
+    }
+  }
+
+  /** The start of a backward walk that resumes before group `d` (true at and after its first key). */
+  const before = (d: SortKey): ((k: SortKey) => boolean) => {
+    const dDirs = prefixDirs(d.length);
+    return (k) => against(k, d, dDirs) >= 0;
+  };
+
+  /** The items of group `g` (a prefix of fixed values) in the reversed order, after key `from` if given. */
+  async function* group(g: SortKey, from: SortKey | undefined): AsyncGenerator<{ key: SortKey; item: unknown }> {
+    const i = g.length;
+    const at = from === undefined ? undefined : (k: SortKey) => compareKeys(k, from, dirs) >= 0;
+    if (i >= m) {
+      yield* part(g, 'all', at, false);
+      return;
+    }
+    const fromValue = from === undefined ? undefined : (from[i] ?? null);
+    const deeper = i < m - 1;
+    if (fromValue === undefined) yield* part(g, 'value', undefined, deeper);
+    else if (fromValue !== null) {
+      if (deeper) {
+        // Resuming inside the subgroup of from's value: its rest (null blocks included), then the
+        // values before it.
+        const sub = [...g, fromValue];
+        yield* group(sub, from);
+        yield* part(g, 'value', before(sub), true);
+      } else yield* part(g, 'value', at, false);
+    }
+    yield* group([...g, null], fromValue === null ? from : undefined);
+  }
+
+  yield* group(opts.prefix ?? [], opts.after);
 }

@@ -95,51 +95,67 @@ export const mainPartition = (sort: ParticipantSort): string[] => [sort];
  */
 export const postingPartition = (dim: PostingDimension, value: string, sort: ParticipantSort = DEFAULT_SORT): string[] => [sort, dim, value];
 /**
- * The orders besides the first-seen ones in which a dimension's posting lists are also stored. The
- * main lists do not count smp and ap per index entry, and their values are many and mid-sized (200
- * SMPs, 1,500 seats over 3 million participants at `peppol`), so an SMP's or a seat's participants
- * are spread along the name and country orders: a walk of the main list read hundreds of chunks a
- * page. A scheme's are spread along the name orders likewise (the country orders cluster them, and
- * count schemes per entry). A country's participants in a name order are a range of the country
- * order's main list (postingSource).
+ * The orders besides the first-seen ones in which a dimension's posting lists are also stored (and
+ * read in the opposite direction for the opposite order: READ_REVERSED). The main lists do not count
+ * smp and ap per index entry, and their values are many and mid-sized (200 SMPs, 1,500 seats over 3
+ * million participants at `peppol`), so an SMP's or a seat's participants are spread along the name
+ * and country orders: a walk of the main list read hundreds of chunks a page. A scheme's are spread
+ * along the name orders likewise (the country orders cluster them, and count schemes per entry). A
+ * country's participants in a name order are a range of the country order's main list
+ * (postingSource).
  */
 export const ORDERED_POSTINGS: Readonly<Record<PostingDimension, readonly ParticipantSort[]>> = {
   country: [],
-  scheme: ['name.asc', 'name.desc'],
-  smp: ['name.asc', 'name.desc', 'country.asc', 'country.desc'],
-  ap: ['name.asc', 'name.desc', 'country.asc', 'country.desc'],
-  registered: ['name.asc', 'name.desc', 'country.asc', 'country.desc'],
+  scheme: ['name.asc'],
+  smp: ['name.asc', 'country.asc'],
+  ap: ['name.asc', 'country.asc'],
+  registered: ['name.asc', 'country.asc'],
 };
-/** The order opposite the default (the default order's lists read backward). */
+/**
+ * The orders read from the lists of their opposite order, reversed (src/edge/list-reader.ts
+ * scanReverse): every key field runs the other way and nulls stay last, which is the stored list
+ * read backward except that each group's null block (no name, no country) is read in its place.
+ * first_seen.asc is the default order's exact reverse (no nullable field).
+ */
+export const READ_REVERSED: Readonly<Partial<Record<ParticipantSort, ParticipantSort>>> = {
+  'first_seen.asc': 'first_seen.desc',
+  'name.desc': 'name.asc',
+  'country.desc': 'country.asc',
+};
+/** The order opposite the default (the default order's lists read reversed). */
 export const REVERSE_DEFAULT_SORT: ParticipantSort = 'first_seen.asc';
 /**
- * The orders stored as main lists: every order but first_seen.asc, the exact reverse of the default
- * order, whose walks read the default order's main list backward (mainSource). A cursor names the
- * requested order all the same (mainPartition of the request's sort).
+ * The orders stored as main lists: first_seen.desc, name.asc and country.asc. A walk of one of the
+ * others reads its opposite's list reversed (mainSource). A cursor names the requested order all the
+ * same (its key fields are the stored list's, in the other direction).
  */
-export const MAIN_LIST_SORTS: readonly ParticipantSort[] = PARTICIPANT_SORTS.filter((s) => s !== REVERSE_DEFAULT_SORT);
-/** The main list a walk of `sort` reads, and whether backward. */
+export const MAIN_LIST_SORTS: readonly ParticipantSort[] = PARTICIPANT_SORTS.filter((s) => READ_REVERSED[s] === undefined);
+/** The stored order whose lists a walk of `sort` reads, and whether reversed. */
 export function mainSource(sort: ParticipantSort): { sort: ParticipantSort; backward: boolean } {
-  return sort === REVERSE_DEFAULT_SORT ? { sort: DEFAULT_SORT, backward: true } : { sort, backward: false };
+  const stored = READ_REVERSED[sort];
+  return stored === undefined ? { sort, backward: false } : { sort: stored, backward: true };
+}
+/** Per key field of a stored order, whether it may be null (what scanReverse needs). */
+export function nullableFields(sort: ParticipantSort): boolean[] {
+  return listOrder(sort).fields.map((f) => f.nullable === true);
 }
 /** The country order whose main list holds a country's participants as a range in a name order. */
-const COUNTRY_RANGE: Partial<Record<ParticipantSort, ParticipantSort>> = { 'name.asc': 'country.asc', 'name.desc': 'country.desc' };
+const COUNTRY_RANGE: Partial<Record<ParticipantSort, ParticipantSort>> = { 'name.asc': 'country.asc' };
 
 /**
- * Where a walk of `sort` reads one value of `dim` densely:
- * - `posting`: a posting list, the default order's (backward for first_seen.asc) or the one stored in
- *   `sort` (ORDERED_POSTINGS);
- * - `range`: a country's range of the main list of `sort`'s country order (country, then name, then id),
- *   whose keys less their first field are `sort`'s;
+ * Where a walk of `sort` reads one value of `dim` densely (`backward`: the stored order's list read
+ * reversed, mainSource):
+ * - `posting`: a posting list, the default order's or one stored in another order (ORDERED_POSTINGS);
+ * - `range`: a country's range of the country order's main list (country, then name, then id), whose
+ *   keys less their first field are the name order's;
  * null where the dimension has neither in that order.
  */
-export type PostingSource = { kind: 'posting'; sort: ParticipantSort; backward: boolean } | { kind: 'range'; sort: ParticipantSort };
+export type PostingSource = { kind: 'posting' | 'range'; sort: ParticipantSort; backward: boolean };
 export function postingSource(dim: PostingDimension, sort: ParticipantSort): PostingSource | null {
-  if (sort === DEFAULT_SORT) return { kind: 'posting', sort, backward: false };
-  if (sort === REVERSE_DEFAULT_SORT) return { kind: 'posting', sort: DEFAULT_SORT, backward: true };
-  if (ORDERED_POSTINGS[dim].includes(sort)) return { kind: 'posting', sort, backward: false };
-  const range = dim === 'country' ? COUNTRY_RANGE[sort] : undefined;
-  return range === undefined ? null : { kind: 'range', sort: range };
+  const at = mainSource(sort);
+  if (at.sort === DEFAULT_SORT || ORDERED_POSTINGS[dim].includes(at.sort)) return { kind: 'posting', ...at };
+  const range = dim === 'country' ? COUNTRY_RANGE[at.sort] : undefined;
+  return range === undefined ? null : { kind: 'range', sort: range, backward: at.backward };
 }
 /** The identifier index: every participant keyed by [value, id] ascending. */
 export const ID_INDEX_PARTITION: readonly string[] = ['_ids'];

@@ -2,14 +2,14 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, DEFAULT_SORT, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
 import { CUBE_PATH, cellRuns, cubeCounts, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
-import { composePage, firstTrue, ListReader, SnapshotFormatError, type ScanOptions } from '../list-reader.js';
+import { composePage, firstTrue, ListReader, scanReverse, SnapshotFormatError, type ScanOptions } from '../list-reader.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
 import { listComposer, type StoredList } from './scan.js';
@@ -234,14 +234,6 @@ function mainSkip(p: ListParams, counter: FacetCounter | null): ((e: IndexEntry)
 }
 
 /**
- * The start of a backward scan after a position of the opposite order: true at and after `after` in the
- * list's own order (scanBackward yields the items before it, nearest first); never for a first page.
- */
-function keysFrom(listDirs: readonly Direction[], after: SortKey | undefined): (k: SortKey) => boolean {
-  return after === undefined ? () => false : (k) => compareKeys(k, after, listDirs) >= 0;
-}
-
-/**
  * The items of a list whose first key field is `value`, after `after` in the order of the remaining
  * fields, with their keys less the first field (a country's range of a country-order main list, read
  * in the name order of the same direction).
@@ -261,6 +253,11 @@ async function* scanRange(list: ListReader, value: string, after: SortKey | unde
     if (key[0] !== value) return;
     yield { key: key.slice(1), item };
   }
+}
+
+/** scanRange in the reversed order of the list's remaining fields (the name order opposite the stored one). */
+async function* scanRangeReversed(list: ListReader, value: string, nullable: readonly boolean[], after: SortKey | undefined, skip: ScanOptions['skip']): AsyncGenerator<{ key: SortKey; item: unknown }> {
+  for await (const { key, item } of scanReverse(list, { nullable, prefix: [value], after: after === undefined ? undefined : [value, ...after], skip })) yield { key: key.slice(1), item };
 }
 
 /** A list request other than the default one (its exact file answers that: src/edge/compose/index.ts). */
@@ -347,28 +344,32 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   } else {
     // The source list in the requested order from the cursor until the page is full (PageCollector),
     // past the index entries whose facet counts rule a filter out (the main lists count four facets).
-    // The first-seen orders share the default order's main, posting and trigram lists: first_seen.asc
-    // reads them backward. A snapshot without a posting list in the requested order walks the main list.
-    // A country in a name order is a range of the country order's main list.
+    // The opposite orders share their lists: first_seen.asc, name.desc and country.desc read the lists
+    // of first_seen.desc, name.asc and country.asc reversed (READ_REVERSED; the trigram lists are in
+    // the default order). A snapshot without a posting list in the requested order walks the main
+    // list. A country in a name order is a range of the country order's main list.
     let source: ListReader | null;
     let backward = false;
+    let stored: ParticipantSort = mainAt.sort;
     let range: string | null = null;
     if (plan.source === 'main') {
       source = main;
       backward = mainAt.backward;
     } else if (plan.source === 'trigram') {
       source = rarestList;
+      stored = DEFAULT_SORT;
       backward = p.sort !== DEFAULT_SORT;
     } else {
       const at = postingSource(plan.dim, p.sort)!;
-      if (at.kind === 'range') {
-        source = await src.list(LIST_ROUTE, mainPartition(at.sort));
-        range = source === null ? null : plan.value;
+      source = await src.list(LIST_ROUTE, at.kind === 'range' ? mainPartition(at.sort) : postingPartition(plan.dim, plan.value, at.sort));
+      if (source !== null) {
+        stored = at.sort;
+        backward = at.backward;
+        if (at.kind === 'range') range = plan.value;
       } else {
-        source = await src.list(LIST_ROUTE, postingPartition(plan.dim, plan.value, at.sort));
-        backward = at.backward && source !== null;
+        source = main;
+        backward = mainAt.backward;
       }
-      source ??= main;
     }
     // A walk that has read as many chunks as its fallback would cost reads the fallback instead: a
     // page then costs at most about twice the smallest list that holds every match (a ski-rental rule:
@@ -379,11 +380,15 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     if (source !== null && !collector.complete) {
       const skip = source === main || range !== null ? mainSkip(p, filterCounter) : undefined;
       const from = source.stats.chunks;
-      const items = backward
-        ? source.scanBackward({ start: keysFrom(source.root.dirs, p.cursor?.key), skip })
-        : range !== null
-          ? scanRange(source, range, p.cursor?.key, skip)
-          : source.scan({ start: keysAfter(dirs, p.cursor?.key), skip });
+      const nullable = nullableFields(stored);
+      const items =
+        range !== null
+          ? backward
+            ? scanRangeReversed(source, range, nullable, p.cursor?.key, skip)
+            : scanRange(source, range, p.cursor?.key, skip)
+          : backward
+            ? scanReverse(source, { nullable, after: p.cursor?.key, skip })
+            : source.scan({ start: keysAfter(dirs, p.cursor?.key), skip });
       for await (const { item, key } of items) {
         if (!collector.offer(expandParticipant(item as StoredParticipant), key)) break;
         const read = source.stats.chunks - from;
