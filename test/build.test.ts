@@ -1,5 +1,6 @@
 // `peppol-snapshot build` and `verify` on the small demo: a complete snapshot that verifies, every route
 // of the route table rendered, byte-identical rebuilds that rewrite nothing, and stale files removed.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
 import { defaultConfig } from '../src/config/index.js';
+import { APART_STALE_EXIT } from '../src/derive/apart.js';
 import { EDGE_ONLY, runBuild, type BuildSummary } from '../src/render/build.js';
 import { verifySnapshot } from '../src/render/verify.js';
 import { runCli } from './helpers/cli.js';
@@ -197,6 +199,70 @@ describe('build', () => {
     expect(rows(out)).toEqual(rows(single));
     expect(fs.readdirSync(path.dirname(out)).filter((f) => f.startsWith(path.basename(out)) && f.endsWith('.worker'))).toEqual([]);
   }, 300_000);
+});
+
+describe('a full derive in a process of its own', () => {
+  /** A copy of the small demo's database whose next derive is full (the watermark at 0: a first build). */
+  function underived(): string {
+    const p = copyOfSmallDemoDb().path;
+    const d = new Database(p);
+    d.prepare("UPDATE meta SET value = '0' WHERE key = 'derive_upto'").run();
+    d.close();
+    return p;
+  }
+  /** Every derived table's rows, hashed (src/derive/index.ts keeps their names in meta.derive_tables). */
+  function derivedTables(p: string): Record<string, string> {
+    const d = new Database(p, { readonly: true });
+    try {
+      const tables = JSON.parse(d.prepare("SELECT value FROM meta WHERE key = 'derive_tables'").pluck().get() as string) as string[];
+      return Object.fromEntries(tables.map((t) => [t, sha256(Buffer.from(JSON.stringify(d.prepare(`SELECT * FROM "${t}"`).raw().all())))]));
+    } finally {
+      d.close();
+    }
+  }
+
+  it('a first build derives in a child process: the same derived tables and the same tree as a derive in the build\'s own', () => {
+    const a = underived();
+    const b = underived();
+    const outA = tempDir('apart-a-');
+    const outB = tempDir('apart-b-');
+    const apart = runBuild({ config: defaultConfig(), dbPath: a, outDir: outA, nowMs: NOW });
+    const inProcess = runBuild({ config: defaultConfig(), dbPath: b, outDir: outB, nowMs: NOW, deriveApart: false });
+    expect(apart.derive.full).toBe(true);
+    expect(apart.derive.apart).toBe(true);
+    expect(inProcess.derive.full).toBe(true);
+    expect(inProcess.derive.apart).toBeUndefined();
+    expect(Object.keys(apart.derive.steps)).toEqual(Object.keys(inProcess.derive.steps));
+    expect(derivedTables(a)).toEqual(derivedTables(b));
+    const ta = treeBytes(outA);
+    const tb = treeBytes(outB);
+    expect([...ta.keys()].sort()).toEqual([...tb.keys()].sort());
+    expect([...ta].filter(([f, bytes]) => !tb.get(f)!.equals(bytes)).map(([f]) => f)).toEqual([]);
+    // The next build's derive is incremental: in the build's own process.
+    const next = runBuild({ config: defaultConfig(), dbPath: a, outDir: outA, nowMs: NOW });
+    expect(next.derive.full).toBe(false);
+    expect(next.derive.apart).toBeUndefined();
+  }, 300_000);
+
+  it('the script exits 3 and writes nothing when its derive code is not the build\'s (the build then derives itself); 2 on a usage error', () => {
+    const p = underived();
+    /** The database's tables and its meta rows (derive's schema, tables and watermark). */
+    const state = (): unknown[] => {
+      const d = new Database(p, { readonly: true });
+      try {
+        return [d.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all(), d.prepare('SELECT * FROM meta ORDER BY key').raw().all()];
+      } finally {
+        d.close();
+      }
+    };
+    const before = state();
+    const r = spawnSync(process.execPath, ['dist/derive-apart.mjs', p, 'not-this-schema'], { encoding: 'utf8' });
+    expect(r.status).toBe(APART_STALE_EXIT);
+    expect(state()).toEqual(before);
+    const usage = spawnSync(process.execPath, ['dist/derive-apart.mjs'], { encoding: 'utf8' });
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toContain('usage: derive-apart.mjs');
+  });
 });
 
 describe('build from a bundle without its templates', () => {

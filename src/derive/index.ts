@@ -48,11 +48,14 @@ export interface DeriveSummary {
   upTo: number;
   seconds: number;
   steps: Record<string, StepStats & { seconds: number }>;
+  /** Derive ran in a process of its own (a full derive of a build: src/derive/apart.ts). */
+  apart?: boolean;
 }
 
 const SHARED_TABLES = { ddl: EVENTS_DDL, tables: EVENTS_TABLES };
 
-function schemaFingerprint(steps: readonly DeriveStep[]): string {
+/** The derived tables' fingerprint (sha256 of their DDL), kept in `meta.derive_schema`. */
+export function schemaFingerprint(steps: readonly DeriveStep[]): string {
   const h = createHash('sha256');
   h.update(SHARED_TABLES.ddl);
   for (const s of steps) h.update(`\n--${s.name}\n${s.ddl}`);

@@ -18,6 +18,7 @@ import type { Config } from '../config/index.js';
 import { openDb } from '../db/index.js';
 import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
+import { deriveApart, fullDeriveDue } from '../derive/apart.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RenderContext, type EventsReport, type ListsReport, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
@@ -48,6 +49,12 @@ export interface BuildOptions {
    * route on the calling thread. Default true. For tests and benchmarks.
    */
   worker?: boolean;
+  /**
+   * A full derive (a first build, or derived tables of other DDL) runs in a process of its own
+   * (src/derive/apart.ts), so that what it allocated is gone before the render grows. Default true;
+   * false derives on the calling thread. For tests and benchmarks.
+   */
+  deriveApart?: boolean;
   /**
    * Most participants whose list item changed for which an incremental build patches the participant
    * lists in place (more: it writes them in full; -1 always does). Default:
@@ -132,11 +139,14 @@ export function runBuild(opts: BuildOptions): BuildSummary {
   templatesDir();
   const db = openDb(opts.dbPath);
   try {
-    const derive = runDerive(db, { progress });
+    // A full derive runs in a process of its own where it can: its memory (the heap it grew, SQLite's
+    // caches) is given back when that process ends, before the render grows (docs/benchmarks.md).
+    const apart = opts.deriveApart !== false && fullDeriveDue(db) ? deriveApart(opts.dbPath, progress) : null;
+    const derive = apart ?? runDerive(db, { progress });
     const pruned = db.transaction(() => pruneRawProbes(db, opts.nowMs - opts.config.retention.raw_probe_days * DAY_MS))();
     // What derive allocated is garbage now; collected before rendering, the heap grows from the
     // render's own live set (docs/benchmarks.md "Full builds on two cores": the first build's peak).
-    if (derive.full) collectGarbage();
+    if (derive.full && apart === null) collectGarbage();
     // Rendering sorts whole lists (the orders no index serves) and builds the name trigram table: on
     // disk, with a bounded cache, so memory does not grow with the number of participants.
     db.pragma('temp_store = FILE');
@@ -348,25 +358,33 @@ function readManifest(outDir: string): Manifest {
 /** Deletes files under outDir that this build neither listed nor wrote (earlier chunks, shards, temp files). */
 function removeStale(outDir: string, sink: DirectorySink): number {
   let removed = 0;
-  /** Walks a directory; returns how many entries it still holds. */
+  /**
+   * Walks a directory; returns how many entries it still holds. Streamed (opendir): the participants'
+   * directory holds 3 million records at `peppol`, whose entries read at once took about 200 MB, the
+   * peak of a full build over an earlier tree. Removing the entry just read is safe while iterating.
+   */
   const walk = (dir: string): number => {
     let left = 0;
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const abs = path.join(dir, e.name);
-      if (e.isDirectory()) {
-        if (walk(abs) === 0) fs.rmdirSync(abs);
-        else left++;
-        continue;
-      }
-      const rel = path.relative(outDir, abs).split(path.sep).join('/');
-      if (sink.keeps(rel)) {
-        left++;
-        continue;
-      }
-      fs.unlinkSync(abs);
-      removed++;
+    const d = fs.opendirSync(dir, { bufferSize: 256 });
+    try {
+      for (let e = d.readSync(); e !== null; e = d.readSync()) left += visit(dir, e);
+    } finally {
+      d.closeSync();
     }
     return left;
+  };
+  /** Removes one entry unless this build keeps it (a directory: unless it holds one); 1 when it stays. */
+  const visit = (dir: string, e: fs.Dirent): number => {
+    const abs = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (walk(abs) > 0) return 1;
+      fs.rmdirSync(abs);
+      return 0;
+    }
+    if (sink.keeps(path.relative(outDir, abs).split(path.sep).join('/'))) return 1;
+    fs.unlinkSync(abs);
+    removed++;
+    return 0;
   };
   walk(outDir);
   return removed;
