@@ -144,18 +144,19 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     const apart = opts.deriveApart !== false && fullDeriveDue(db) ? deriveApart(opts.dbPath, progress) : null;
     const derive = apart ?? runDerive(db, { progress });
     const pruned = db.transaction(() => pruneRawProbes(db, opts.nowMs - opts.config.retention.raw_probe_days * DAY_MS))();
-    // A full derive (and the first prune) leaves gigabytes of pages in the write-ahead log (2.5 GB at `peppol`); read from
-    // there, the render's memory grew by about 650 MB (docs/benchmarks.md). Copied into the database
-    // and the log emptied first, the render reads the database file. Without waiting on a reader that
-    // holds an older snapshot (the background bulk writer), as ingest does (src/feeds/ingest.ts).
+    // A full derive and the first prune leave gigabytes of pages in the write-ahead log (2.5 GB at
+    // `peppol`): copied into the database and the log emptied before the render, which then reads the
+    // database file alone. Without waiting on a reader that holds an older snapshot (the background
+    // bulk writer), as ingest does (src/feeds/ingest.ts).
     if (derive.full) {
       db.pragma('busy_timeout = 0');
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.pragma('busy_timeout = 10000');
     }
-    // What derive allocated is garbage now; collected before rendering, the heap grows from the
+    // What derive (in this process) and the first prune (always here: it replays every host's probes
+    // up to the horizon) allocated is garbage now; collected before rendering, the heap grows from the
     // render's own live set (docs/benchmarks.md "Full builds on two cores": the first build's peak).
-    if (derive.full && apart === null) collectGarbage();
+    if (derive.full) collectGarbage();
     // Rendering sorts whole lists (the orders no index serves) and builds the name trigram table: on
     // disk, with a bounded cache, so memory does not grow with the number of participants.
     db.pragma('temp_store = FILE');
