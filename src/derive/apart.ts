@@ -7,8 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../db/index.js';
-import { getMeta } from '../db/index.js';
-import { schemaFingerprint, STEPS, type DeriveSummary } from './index.js';
+import { fullDerivePending, schemaFingerprint, STEPS, type DeriveSummary } from './index.js';
 
 /** Exit code of the script when its derive code is not the caller's. */
 export const APART_STALE_EXIT = 3;
@@ -25,8 +24,7 @@ function scriptUrl(): URL {
  */
 export function fullDeriveDue(db: Db): boolean {
   const segments = (db.prepare('SELECT coalesce(max(id), 0) FROM segments').pluck().get() as number) ?? 0;
-  if (segments === 0) return false;
-  return getMeta(db, 'derive_schema') !== schemaFingerprint(STEPS) || Number(getMeta(db, 'derive_upto') ?? '0') === 0;
+  return segments > 0 && fullDerivePending(db, STEPS);
 }
 
 /**

@@ -62,6 +62,14 @@ export function schemaFingerprint(steps: readonly DeriveStep[]): string {
   return h.digest('hex');
 }
 
+/**
+ * Whether the next derive rebuilds every derived table: derived tables of other DDL (ensureDerivedSchema
+ * recreates them) or none derived yet (watermark 0). Reads only.
+ */
+export function fullDerivePending(db: Db, steps: readonly DeriveStep[] = STEPS): boolean {
+  return getMeta(db, 'derive_schema') !== schemaFingerprint(steps) || Number(getMeta(db, 'derive_upto') ?? '0') === 0;
+}
+
 /** Creates the derived tables, dropping older ones when their DDL changed. Returns true when (re)created. */
 export function ensureDerivedSchema(db: Db, steps: readonly DeriveStep[] = STEPS): boolean {
   const fp = schemaFingerprint(steps);
@@ -91,11 +99,11 @@ function emptyDerived(db: Db, steps: readonly DeriveStep[]): void {
 
 export function runDerive(db: Db, opts: DeriveOptions = {}, steps: readonly DeriveStep[] = STEPS): DeriveSummary {
   const t0 = performance.now();
-  const recreated = ensureDerivedSchema(db, steps);
+  const full = opts.full === true || fullDerivePending(db, steps);
+  ensureDerivedSchema(db, steps);
   const selected = opts.only ? steps.filter((s) => opts.only!.includes(s.name)) : steps;
   const upTo = (db.prepare('SELECT coalesce(max(id), 0) FROM segments').pluck().get() as number) ?? 0;
   const watermark = Number(getMeta(db, 'derive_upto') ?? '0');
-  const full = opts.full === true || recreated || watermark === 0;
   const since = full ? 0 : watermark;
   const ctx: DeriveContext = { db, full, since, upTo, progress: opts.progress ?? (() => {}) };
   const summary: DeriveSummary = { full, since, upTo, seconds: 0, steps: {} };

@@ -149,9 +149,10 @@ export function runBuild(opts: BuildOptions): BuildSummary {
     // database file alone. Without waiting on a reader that holds an older snapshot (the background
     // bulk writer), as ingest does (src/feeds/ingest.ts).
     if (derive.full) {
+      const timeout = db.pragma('busy_timeout', { simple: true }) as number;
       db.pragma('busy_timeout = 0');
       db.pragma('wal_checkpoint(TRUNCATE)');
-      db.pragma('busy_timeout = 10000');
+      db.pragma(`busy_timeout = ${timeout}`);
     }
     // What derive (in this process) and the first prune (always here: it replays every host's probes
     // up to the horizon) allocated is garbage now; collected before rendering, the heap grows from the
