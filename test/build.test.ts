@@ -246,6 +246,9 @@ describe('a full derive in a process of its own', () => {
     expect(inProcess.derive.full).toBe(true);
     expect(inProcess.derive.apart).toBeUndefined();
     expect(Object.keys(apart.derive.steps)).toEqual(Object.keys(inProcess.derive.steps));
+    // The first prune ran in the process apart too, and deleted what the in-process build deleted.
+    expect(apart.pruned_probe_rows).toBeGreaterThan(0);
+    expect(apart.pruned_probe_rows).toBe(inProcess.pruned_probe_rows);
     expect(derivedTables(a)).toEqual(derivedTables(b));
     const ta = treeBytes(outA);
     const tb = treeBytes(outB);
@@ -269,12 +272,15 @@ describe('a full derive in a process of its own', () => {
       }
     };
     const before = state();
-    const r = spawnSync(process.execPath, ['dist/derive-apart.mjs', p, 'not-this-schema'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['dist/derive-apart.mjs', p, 'not-this-schema', String(NOW)], { encoding: 'utf8' });
     expect(r.status).toBe(APART_STALE_EXIT);
     expect(state()).toEqual(before);
-    const usage = spawnSync(process.execPath, ['dist/derive-apart.mjs'], { encoding: 'utf8' });
-    expect(usage.status).toBe(2);
-    expect(usage.stderr).toContain('usage: derive-apart.mjs');
+    for (const args of [[], [p, 'not-this-schema'], [p, 'not-this-schema', 'tomorrow']]) {
+      const usage = spawnSync(process.execPath, ['dist/derive-apart.mjs', ...args], { encoding: 'utf8' });
+      expect(usage.status).toBe(2);
+      expect(usage.stderr).toContain('usage: derive-apart.mjs');
+    }
+    expect(state()).toEqual(before);
   });
 });
 

@@ -36,6 +36,22 @@ export function openDb(path: string, opts: OpenOptions = {}): Db {
   return db;
 }
 
+/**
+ * Copies the write-ahead log into the database and empties it, without waiting on a reader: one that
+ * holds an older snapshot (the background bulk writer, docs/bulk.md "Cadence") would make TRUNCATE wait
+ * the busy timeout, then give up all the same. The frames it still reads stay in the log until a later
+ * checkpoint finds no such reader. The connection's busy timeout is restored.
+ */
+export function emptyWal(db: Db): void {
+  const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma('busy_timeout = 0');
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.pragma(`busy_timeout = ${timeout}`);
+  }
+}
+
 export function userVersion(db: Db): number {
   return db.pragma('user_version', { simple: true }) as number;
 }

@@ -13,7 +13,7 @@
 // - A segment whose content (sha256) was ingested before, from any source or path, is skipped.
 // - A source that stays unreachable after retries is reported; the other sources still ingest.
 import { resolve } from 'node:path';
-import { openDb, type Db } from '../db/index.js';
+import { emptyWal, openDb, type Db } from '../db/index.js';
 import { silentProgress, type Progress } from '../util/progress.js';
 import { rejectOf, rejectsOnly, TOO_LONG } from './chunk.js';
 import { defaultWorkers, ParserPool, ReaderThread } from './parser-pool.js';
@@ -142,11 +142,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestSummary> {
     progress.done();
     ingester.commit();
     await ingester.close();
-    // Without waiting: a reader holding an older snapshot (the background bulk writer, docs/bulk.md
-    // "Cadence") would make TRUNCATE wait the busy timeout, then give up all the same. The frames it
-    // still reads stay in the WAL until a later ingest finds no such reader.
-    db.pragma('busy_timeout = 0');
-    db.pragma('wal_checkpoint(TRUNCATE)');
+    emptyWal(db);
     db.close();
   }
   summary.records_total = FEED_KINDS.reduce((n, k) => n + summary.records[k], 0);

@@ -15,7 +15,7 @@ import { openApiDocument } from '../api/openapi.js';
 import { apiCatalog, componentSchemas } from '../api/openapi-schemas.js';
 import { ROUTE_LIST } from '../api/routes/table.js';
 import type { Config } from '../config/index.js';
-import { openDb } from '../db/index.js';
+import { emptyWal, openDb } from '../db/index.js';
 import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { deriveApart, fullDeriveDue } from '../derive/apart.js';
@@ -139,25 +139,23 @@ export function runBuild(opts: BuildOptions): BuildSummary {
   templatesDir();
   const db = openDb(opts.dbPath);
   try {
-    // A full derive runs in a process of its own where it can: its memory (the heap it grew, SQLite's
-    // caches) is given back when that process ends, before the render grows (docs/benchmarks.md).
-    const apart = opts.deriveApart !== false && fullDeriveDue(db) ? deriveApart(opts.dbPath, progress) : null;
-    const derive = apart ?? runDerive(db, { progress });
-    const pruned = db.transaction(() => pruneRawProbes(db, opts.nowMs - opts.config.retention.raw_probe_days * DAY_MS))();
-    // A full derive and the first prune leave gigabytes of pages in the write-ahead log (2.5 GB at
-    // `peppol`): copied into the database and the log emptied before the render, which then reads the
-    // database file alone. Without waiting on a reader that holds an older snapshot (the background
-    // bulk writer), as ingest does (src/feeds/ingest.ts).
+    // A full derive runs in a process of its own where it can, with the first prune of raw probes after
+    // it (it replays every host's probes up to the horizon and deletes most of them): their memory (the
+    // heap they grew, SQLite's caches, the transaction's pages) is given back when that process ends,
+    // before the render grows (docs/benchmarks.md).
+    const horizon = opts.nowMs - opts.config.retention.raw_probe_days * DAY_MS;
+    const apart = opts.deriveApart !== false && fullDeriveDue(db) ? deriveApart(opts.dbPath, horizon, progress) : null;
+    const derive = apart?.derive ?? runDerive(db, { progress });
+    const pruned = apart?.pruned ?? db.transaction(() => pruneRawProbes(db, horizon))();
     if (derive.full) {
-      const timeout = db.pragma('busy_timeout', { simple: true }) as number;
-      db.pragma('busy_timeout = 0');
-      db.pragma('wal_checkpoint(TRUNCATE)');
-      db.pragma(`busy_timeout = ${timeout}`);
+      // A full derive and the first prune leave gigabytes of pages in the write-ahead log (2.5 GB at
+      // `peppol`): copied into the database and the log emptied before the render, which then reads
+      // the database file alone (the process apart did so already).
+      if (apart === null) emptyWal(db);
+      // What they allocated in this process is garbage now; collected before rendering, the heap grows
+      // from the render's own live set (docs/benchmarks.md "Full builds on two cores").
+      collectGarbage();
     }
-    // What derive (in this process) and the first prune (always here: it replays every host's probes
-    // up to the horizon) allocated is garbage now; collected before rendering, the heap grows from the
-    // render's own live set (docs/benchmarks.md "Full builds on two cores": the first build's peak).
-    if (derive.full) collectGarbage();
     // Rendering sorts whole lists (the orders no index serves) and builds the name trigram table: on
     // disk, with a bounded cache, so memory does not grow with the number of participants.
     db.pragma('temp_store = FILE');

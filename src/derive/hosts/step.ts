@@ -356,6 +356,13 @@ function runHosts(ctx: DeriveContext, run: HostsRun, hostIds: number[], a: numbe
   return run.stats;
 }
 
+/** What a prune of raw probes did: its horizon (null before the first), rows deleted, hosts replayed. */
+export interface PruneSummary {
+  horizon: number | null;
+  deleted: number;
+  hosts: number;
+}
+
 /**
  * Deletes raw checks older than `beforeMs` (floored to a UTC day start: the horizon) that have been
  * derived: rows of segments up to the derive watermark (meta derive_upto). Before deleting, each host's
@@ -363,7 +370,7 @@ function runHosts(ctx: DeriveContext, run: HostsRun, hostIds: number[], a: numbe
  * there and keep the rollups, state intervals, incidents and events of the pruned period.
  * Observations older than the horizon that arrive after pruning are not derived.
  */
-export function pruneRawProbes(db: Db, beforeMs: number): { horizon: number | null; deleted: number; hosts: number } {
+export function pruneRawProbes(db: Db, beforeMs: number): PruneSummary {
   const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_checkpoints'").get();
   if (!exists) throw new Error('pruneRawProbes: the derived tables do not exist yet; run derive first');
   const watermark = Number(getMeta(db, 'derive_upto') ?? '0');
