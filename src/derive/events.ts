@@ -105,6 +105,12 @@ export class EventWriter {
 export function deleteEvents(db: Db, where: string, ...params: unknown[]): number {
   // Prepared once per connection: the participants step calls this for every participant it recomputes.
   const ids = statement(db, `SELECT id FROM events WHERE ${where}`).pluck().all(...params) as string[];
+  deleteEventIds(db, ids);
+  return ids.length;
+}
+
+/** Deletes the events with these ids, and their links. */
+export function deleteEventIds(db: Db, ids: Iterable<string>): void {
   const dh = statement(db, 'DELETE FROM event_hosts WHERE event_id = ?');
   const ds = statement(db, 'DELETE FROM event_seats WHERE event_id = ?');
   const de = statement(db, 'DELETE FROM events WHERE id = ?');
@@ -113,5 +119,21 @@ export function deleteEvents(db: Db, where: string, ...params: unknown[]): numbe
     ds.run(id);
     de.run(id);
   }
-  return ids.length;
+}
+
+/**
+ * Whether the stored event `id` is the event `e` would write (EventWriter.write): the same row and
+ * the same host and seat links. `row`: its stored columns (type, observed_at, hostname,
+ * participant_id, payload).
+ */
+export function storedEventIs(db: Db, id: string, row: readonly unknown[], e: NewEvent): boolean {
+  if (row[0] !== e.type || row[1] !== e.observedAt || row[2] !== e.hostname || row[3] !== e.participantId || row[4] !== JSON.stringify(e.payload)) return false;
+  const sameSet = (stored: string[], wanted: readonly string[]): boolean => {
+    const w = new Set(wanted);
+    return stored.length === w.size && stored.every((x) => w.has(x));
+  };
+  const hosts = statement(db, 'SELECT hostname FROM event_hosts WHERE event_id = ?').pluck().all(id) as string[];
+  if (!sameSet(hosts, e.hosts)) return false;
+  const seats = statement(db, 'SELECT seat_id FROM event_seats WHERE event_id = ?').pluck().all(id) as string[];
+  return sameSet(seats, e.seats);
 }

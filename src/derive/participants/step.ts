@@ -8,13 +8,15 @@
 // - Incremental run: the participants with an observation in a new segment (segment_id > since) are
 //   collected in a temporary table by scanning the three observation tables (they have no index on
 //   at or segment: one sequential pass each), then each is recomputed from its whole history
-//   (range scan by primary key): its list row replaced, its history rows and its events of the seven
-//   types deleted and written again. Event ids depend only on (type, participant, instant), so a
+//   (range scan by primary key), and only what differs from the stored rows is written (Writer): the
+//   list row's changed columns, the history rows when any differs, the events of the seven types
+//   that are new, changed or gone. Event ids depend only on (type, participant, instant), so a
 //   recomputed event keeps its id.
 // Only observations of segments up to ctx.upTo are read, so a segment ingested during the run waits
 // for the next one.
 import type { Db } from '../../db/index.js';
-import { deleteEvents, EventWriter, PARTICIPANT_EVENT_TYPES } from '../events.js';
+import type { Statement } from 'better-sqlite3';
+import { deleteEventIds, EventWriter, eventId, PARTICIPANT_EVENT_TYPES, storedEventIs } from '../events.js';
 import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
 import { firstSweepEnd } from './baseline.js';
 import { deriveParticipant, type DirObs, type HistoryRow, type ListRow, type ParticipantKey, type SmlObs, type SmpObs } from './derive.js';
@@ -112,11 +114,33 @@ type SmlRaw = [participant_id: number, at: number, registered: number, smp_host_
 type SmpRaw = [participant_id: number, at: number, endpoint_set_id: number];
 const dirObs = (r: DirRaw): DirObs => ({ at: r[1], present: r[2], has_card: r[3], name: r[4], country: r[5], registration_date: r[6] });
 
+/** The columns of participant_list after participant_id, in the order Writer binds them. */
+const LIST_ROW_COLUMNS = ['pid', 'scheme', 'value', 'name', 'country', 'registration_date', 'has_card', 'directory_present', 'directory_since', 'registered', 'registration_since', 'smp', 'ap_seat_id', 'endpoint_set_id', 'provenance', 'first_seen_at', 'last_seen_at'] as const;
+const HISTORY_COLUMNS = ['valid_from', 'fact', 'valid_to', 'flag', 'name', 'country', 'registration_date', 'hostname'] as const;
+
+/** A history row's values in HISTORY_COLUMNS order. */
+const historyValues = (h: HistoryRow): unknown[] => [h.valid_from, h.fact, h.valid_to, h.flag, h.name, h.country, h.registration_date, h.hostname];
+/** The primary key order of participant_history within a participant: valid_from DESC, fact. */
+const historyOrder = (a: HistoryRow, b: HistoryRow): number => b.valid_from - a.valid_from || (a.fact < b.fact ? -1 : a.fact > b.fact ? 1 : 0);
+
+/**
+ * Writes what deriveParticipant gives for one participant. A full run inserts (the tables were
+ * emptied). An incremental run (`replace`) writes only what differs from the stored rows: most of the
+ * participants a cycle recomputes only gained an observation, and a row written again, even with the
+ * same values, is a change to the recording triggers (src/derive/changes.ts): the participant's files
+ * rendered again, and each event's feed partitions (the whole feed, its type, hosts, seats and
+ * participant) written again. The list row is updated in the columns that changed only, so the list's
+ * indexes on the others are not rewritten.
+ */
 class Writer {
   private readonly insList;
   private readonly delList;
+  private readonly getList;
+  private readonly updates = new Map<string, Statement>();
   private readonly delHist;
+  private readonly getHist;
   private readonly insHist;
+  private readonly getEvents;
   private readonly events;
   private readonly delEventsWhere = `participant_id = ? AND type IN (${PARTICIPANT_EVENT_TYPES.map((t) => `'${t}'`).join(', ')})`;
   participants = 0;
@@ -130,40 +154,90 @@ class Writer {
   ) {
     // An upsert, not INSERT OR REPLACE: a row written again is an UPDATE, whose recording trigger
     // tells whether the list item's columns changed (src/derive/changes.ts ITEM_CHANGE_KIND).
-    const cols = ['pid', 'scheme', 'value', 'name', 'country', 'registration_date', 'has_card', 'directory_present', 'directory_since', 'registered', 'registration_since', 'smp', 'ap_seat_id', 'endpoint_set_id', 'provenance', 'first_seen_at', 'last_seen_at'];
+    const cols = LIST_ROW_COLUMNS;
     this.insList = db.prepare(
       `INSERT INTO participant_list (participant_id, ${cols.join(', ')}) VALUES (${['?', ...cols.map(() => '?')].join(', ')})
        ON CONFLICT (participant_id) DO UPDATE SET ${cols.map((c) => `${c} = excluded.${c}`).join(', ')}`,
     );
     this.delList = db.prepare('DELETE FROM participant_list WHERE participant_id = ?');
+    this.getList = db.prepare(`SELECT ${cols.join(', ')} FROM participant_list WHERE participant_id = ?`).raw();
     this.delHist = db.prepare('DELETE FROM participant_history WHERE participant_id = ?');
-    this.insHist = db.prepare(
-      `INSERT INTO participant_history (participant_id, valid_from, fact, valid_to, flag, name, country, registration_date, hostname)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    // In primary key order (historyOrder).
+    this.getHist = db.prepare(`SELECT ${HISTORY_COLUMNS.join(', ')} FROM participant_history WHERE participant_id = ? ORDER BY valid_from DESC, fact`).raw();
+    this.insHist = db.prepare(`INSERT INTO participant_history (participant_id, ${HISTORY_COLUMNS.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.getEvents = db.prepare(`SELECT id, type, observed_at, hostname, participant_id, payload FROM events WHERE ${this.delEventsWhere}`).raw();
     this.events = new EventWriter(db);
   }
 
   write(id: number, d: { list: ListRow | null; history: HistoryRow[]; events: Parameters<EventWriter['write']>[0][] }): void {
-    if (this.replace) {
-      this.delHist.run(id);
-      deleteEvents(this.db, this.delEventsWhere, id);
-      if (d.list === null) this.delList.run(id);
+    if (this.replace) this.writeChanged(id, d);
+    else {
+      if (d.list !== null) this.insList.run(d.list.participant_id, ...listValues(d.list));
+      for (const h of d.history) this.insHist.run(id, ...historyValues(h));
+      for (const e of d.events) this.events.write(e);
     }
     if (d.list !== null) {
-      const l = d.list;
-      this.insList.run(
-        l.participant_id, l.pid, l.scheme, l.value, l.name, l.country, l.registration_date, l.has_card, l.directory_present,
-        l.directory_since, l.registered, l.registration_since, l.smp, l.ap_seat_id, l.endpoint_set_id, l.provenance, l.first_seen_at, l.last_seen_at,
-      );
       this.participants++;
       if (this.maxAt === null || d.list.last_seen_at > this.maxAt) this.maxAt = d.list.last_seen_at;
     }
-    for (const h of d.history) this.insHist.run(id, h.valid_from, h.fact, h.valid_to, h.flag, h.name, h.country, h.registration_date, h.hostname);
-    for (const e of d.events) this.events.write(e);
     this.historyRows += d.history.length;
     this.eventsWritten += d.events.length;
   }
+
+  /** An incremental run's write: only the rows that differ from the stored ones. */
+  private writeChanged(id: number, d: { list: ListRow | null; history: HistoryRow[]; events: Parameters<EventWriter['write']>[0][] }): void {
+    const stored = this.getList.get(id) as unknown[] | undefined;
+    if (d.list === null) {
+      if (stored !== undefined) this.delList.run(id);
+    } else if (stored === undefined) this.insList.run(d.list.participant_id, ...listValues(d.list));
+    else {
+      const values = listValues(d.list);
+      const changed = LIST_ROW_COLUMNS.flatMap((c, i) => (stored[i] === values[i] ? [] : [i]));
+      if (changed.length > 0) this.update(changed).run(...changed.map((i) => values[i]), id);
+    }
+
+    const history = [...d.history].sort(historyOrder);
+    const storedHistory = this.getHist.all(id) as unknown[][];
+    const sameHistory =
+      storedHistory.length === history.length &&
+      history.every((h, i) => {
+        const v = historyValues(h);
+        return v.every((x, j) => storedHistory[i]![j] === x);
+      });
+    if (!sameHistory) {
+      this.delHist.run(id);
+      for (const h of history) this.insHist.run(id, ...historyValues(h));
+    }
+
+    const storedEvents = new Map((this.getEvents.all(id) as unknown[][]).map((r) => [r[0] as string, r.slice(1)]));
+    const unchanged = new Set<string>();
+    const write: Array<Parameters<EventWriter['write']>[0]> = [];
+    for (const e of d.events) {
+      const eid = eventId(e.type, e.subject, e.observedAt);
+      const row = storedEvents.get(eid);
+      if (row !== undefined && storedEventIs(this.db, eid, row, e)) unchanged.add(eid);
+      else write.push(e);
+    }
+    // Gone or changed: deleted (with their links) before the changed ones are written again.
+    deleteEventIds(this.db, [...storedEvents.keys()].filter((eid) => !unchanged.has(eid)));
+    for (const e of write) this.events.write(e);
+  }
+
+  /** UPDATE of the list row's columns at `changed` (indexes into LIST_ROW_COLUMNS), prepared once per set. */
+  private update(changed: number[]): Statement {
+    const key = changed.join(',');
+    let st = this.updates.get(key);
+    if (st === undefined) {
+      st = this.db.prepare(`UPDATE participant_list SET ${changed.map((i) => `${LIST_ROW_COLUMNS[i]!} = ?`).join(', ')} WHERE participant_id = ?`);
+      this.updates.set(key, st);
+    }
+    return st;
+  }
+}
+
+/** A list row's values in LIST_ROW_COLUMNS order. */
+function listValues(l: ListRow): unknown[] {
+  return [l.pid, l.scheme, l.value, l.name, l.country, l.registration_date, l.has_card, l.directory_present, l.directory_since, l.registered, l.registration_since, l.smp, l.ap_seat_id, l.endpoint_set_id, l.provenance, l.first_seen_at, l.last_seen_at];
 }
 
 function runFull(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts: HostNames, sweepEnd: number | null): void {
