@@ -11,6 +11,7 @@ import { ROUTE_LIST } from '../src/api/routes/table.js';
 import { defaultConfig } from '../src/config/index.js';
 import { APART_STALE_EXIT } from '../src/derive/apart.js';
 import { EDGE_ONLY, runBuild, type BuildSummary } from '../src/render/build.js';
+import { statePath } from '../src/render/state.js';
 import { verifySnapshot } from '../src/render/verify.js';
 import { runCli } from './helpers/cli.js';
 import { copyOfSmallDemoDb } from './helpers/demo-fixture.js';
@@ -106,6 +107,53 @@ describe('build', () => {
     expect(again.removed).toBe(0);
     expect(again.files).toBe(first.files);
     expect(tree(out)).toEqual(before);
+  }, 300_000);
+
+  it('a full render caused by new code takes the state\'s hashes for unchanged files (both threads); --full and a killed build read them', () => {
+    // A copy of the tree and its state, the state's code fingerprint changed (as new code would).
+    const dir = path.join(tempDir('build-trusted-'), 'out');
+    fs.cpSync(out, dir, { recursive: true });
+    for (const ext of ['', '-wal']) if (fs.existsSync(statePath(out) + ext)) fs.copyFileSync(statePath(out) + ext, statePath(dir) + ext);
+    const setInfo = (key: string, value: string): void => {
+      const st = new Database(statePath(dir));
+      try {
+        st.prepare('UPDATE info SET value = ? WHERE key = ?').run(value, key);
+      } finally {
+        st.close();
+      }
+    };
+    setInfo('fingerprint', 'other code');
+    // A file of the main thread's routes, and a root of an uptime list (the worker's), changed on disk
+    // behind the state's back: a render that takes the state's hashes does not read them, so they stay.
+    const entries = manifestEntries(dir);
+    const uptimeRoot = entries.find((e) => e.path.startsWith('i/') && e.path.includes('uptime'))!.path;
+    const victims = ['openapi.json', uptimeRoot];
+    const original = new Map(victims.map((v) => [v, fs.readFileSync(path.join(dir, v))]));
+    const tamper = (): void => {
+      for (const v of victims) fs.writeFileSync(path.join(dir, v), Buffer.concat([original.get(v)!, Buffer.from(' ')]));
+    };
+    tamper();
+    const trusted = runBuild({ config: defaultConfig(), dbPath: db, outDir: dir, nowMs: NOW });
+    expect(trusted.render).toMatchObject({ mode: 'full', reason: 'the code or the render settings changed', compare: 'state', threads: 2 });
+    expect(trusted.written).toBe(0);
+    expect(trusted.files).toBe(first.files);
+    for (const v of victims) expect(fs.readFileSync(path.join(dir, v)).equals(original.get(v)!), v).toBe(false);
+    // --full reads every file: both are written again.
+    const full = runBuild({ config: defaultConfig(), dbPath: db, outDir: dir, nowMs: NOW, full: true });
+    expect(full.render).toMatchObject({ mode: 'full', compare: 'bytes' });
+    expect(full.written).toBe(victims.length);
+    for (const v of victims) expect(fs.readFileSync(path.join(dir, v)).equals(original.get(v)!), v).toBe(true);
+    // After a killed build the state does not vouch for the directory: new code reads the files too.
+    tamper();
+    setInfo('fingerprint', 'other code again');
+    setInfo('in_progress', '1');
+    const afterKill = runBuild({ config: defaultConfig(), dbPath: db, outDir: dir, nowMs: NOW });
+    expect(afterKill.render).toMatchObject({ mode: 'full', compare: 'bytes' });
+    expect(afterKill.written).toBe(victims.length);
+    const ta = treeBytes(dir);
+    const tb = treeBytes(out);
+    expect([...ta.keys()].sort()).toEqual([...tb.keys()].sort());
+    expect([...ta].filter(([f, bytes]) => !tb.get(f)!.equals(bytes)).map(([f]) => f)).toEqual([]);
   }, 300_000);
 
   it('verify reports a changed file and a missing one; the CLI exits 1', async () => {

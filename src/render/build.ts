@@ -27,7 +27,7 @@ import { renderSite, SITE_RENDER } from './site/index.js';
 import { templatesDir } from './site/template.js';
 import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
-import { changedSeats, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, RenderState, renderFingerprint, type RenderPlan } from './state.js';
+import { changedSeats, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, recordedHashes, RenderState, renderFingerprint, type RecordedHashes, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 import { DAY_MS } from '../api/time.js';
@@ -86,6 +86,12 @@ export interface BuildSummary {
     events: EventsReport | null;
     /** 2 when a worker thread shared the render (a full one, src/render/offload.ts), else 1. */
     threads: 1 | 2;
+    /**
+     * How a file rendered again is compared with the one on disk: by the hash the state recorded
+     * (an incremental build, or a full render the state vouches for: src/render/state.ts RenderPlan),
+     * by reading its bytes (`--full`, or after a killed build), or not at all (an empty directory).
+     */
+    compare: 'state' | 'bytes' | 'none';
   };
   /** The manifest: its shards, and how many were cut again (all of them when written in full). */
   manifest: { mode: 'patched' | 'written'; shards: number; shards_cut: number };
@@ -203,9 +209,13 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
     createRecords(recordsPath);
     state.db.prepare('ATTACH DATABASE ? AS offload').run(recordsPath);
   } else removeRecords(recordsPath);
+  // A full render the state vouches for knows an unchanged file by the hash the state recorded,
+  // without reading it (RenderPlan): from a snapshot of the state taken before this build changes it.
+  const recorded = plan.mode === 'full' && plan.trusted && !emptyAtStart ? recordedHashes(state.file) : null;
   try {
-    return renderWith(opts, db, state, a, plan, { emptyAtStart, dbId, seatsNow, recordsPath: useWorker ? recordsPath : null });
+    return renderWith(opts, db, state, a, plan, { emptyAtStart, dbId, seatsNow, recordsPath: useWorker ? recordsPath : null, recorded });
   } finally {
+    recorded?.close();
     if (useWorker) {
       if (state.db.inTransaction) state.db.exec('ROLLBACK');
       state.db.exec('DETACH DATABASE offload');
@@ -220,10 +230,10 @@ function renderWith(
   state: RenderState,
   a: RenderArgs,
   plan: RenderPlan,
-  b: { emptyAtStart: boolean; dbId: string; seatsNow: Map<string, string>; recordsPath: string | null },
+  b: { emptyAtStart: boolean; dbId: string; seatsNow: Map<string, string>; recordsPath: string | null; recorded: RecordedHashes | null },
 ): BuildSummary {
   const { upto, fingerprint, generatedAt, progress } = a;
-  const { emptyAtStart, dbId, seatsNow, recordsPath } = b;
+  const { emptyAtStart, dbId, seatsNow, recordsPath, recorded } = b;
   state.begin();
   // Renderers read from one consistent database state.
   db.exec('BEGIN');
@@ -246,12 +256,12 @@ function renderWith(
     } else {
       state.forgetAll();
     }
-    sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' && !plan.recovering ? state.retiredSha() : undefined, fresh: emptyAtStart });
+    sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' ? (plan.recovering ? undefined : state.retiredSha()) : recorded?.sha, fresh: emptyAtStart });
     const renderOpts = { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes };
     const offload =
       recordsPath === null
         ? null
-        : Offload.start({ routes: OFFLOADED_ROUTES, dbPath: opts.dbPath, outDir: opts.outDir, recordsPath, nowMs: opts.nowMs, opts: renderOpts, fresh: emptyAtStart, ids: participantIds(db) });
+        : Offload.start({ routes: OFFLOADED_ROUTES, dbPath: opts.dbPath, outDir: opts.outDir, recordsPath, nowMs: opts.nowMs, opts: renderOpts, fresh: emptyAtStart, stateFile: recorded === null ? null : state.file, ids: participantIds(db) });
     const ctx = new RenderContext(db, opts.nowMs, sink, renderOpts, jsonBody,
       progress,
       plan.mode === 'incremental' ? 'changed' : 'all',
@@ -339,7 +349,7 @@ function renderWith(
     generated_at: generatedAt,
     derive: a.derive,
     pruned_probe_rows: a.pruned,
-    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, events, threads: recordsPath === null ? 1 : 2 },
+    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, events, threads: recordsPath === null ? 1 : 2, compare: emptyAtStart ? 'none' : (plan.mode === 'incremental' ? !plan.recovering : recorded !== null) ? 'state' : 'bytes' },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
     bulk: bulk.report,
     routes,

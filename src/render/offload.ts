@@ -56,6 +56,8 @@ export interface OffloadJob {
   nowMs: number;
   opts: RenderOptions;
   fresh: boolean;
+  /** The state file when the render trusts its recorded hashes (src/render/state.ts RenderPlan): the worker reads them itself. */
+  stateFile: string | null;
   /** Shared words: [0] status (0 running, 1 done, 2 failed), [1] files put so far, [2] next batch of SHARED_ROUTE, [3] 1 once the script runs. */
   shared: SharedArrayBuffer;
   /** The participant ids SHARED_ROUTE's batches cover. */

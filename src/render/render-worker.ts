@@ -8,6 +8,7 @@ import { RenderContext } from './context.js';
 import { recordsListStore, SharedBatches, timedRender, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
 import { RENDERERS } from './routes/index.js';
 import { DirectorySink } from './sink.js';
+import { recordedHashes } from './state.js';
 
 // The job the main thread started this worker with (src/render/offload.ts Offload.start).
 const job = workerData as OffloadJob;
@@ -26,12 +27,13 @@ class CountingSink extends DirectorySink {
 function run(): OffloadReport {
   const db = openDb(job.dbPath, { readonly: true, cacheMiB: 64 });
   const records = new Database(job.recordsPath);
+  const recorded = job.stateFile === null ? null : recordedHashes(job.stateFile);
   try {
     records.pragma('journal_mode = OFF');
     records.pragma('synchronous = OFF');
     db.exec('BEGIN');
     records.exec('BEGIN');
-    const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh });
+    const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh, previousSha: recorded?.sha });
     const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, 'all', recordsListStore(records), new SharedBatches(job.shared, job.ids));
     const routes: OffloadReport['routes'] = {};
     for (const id of job.routes) {
@@ -43,6 +45,7 @@ function run(): OffloadReport {
     db.exec('COMMIT');
     return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport };
   } finally {
+    recorded?.close();
     records.close();
     db.close();
   }

@@ -35,8 +35,20 @@ const STATE_VERSION = 2;
 
 
 export type RenderPlan =
-  | { mode: 'full'; reason: string }
+  /**
+   * trusted: the state vouches for the directory (its last build finished and left the manifest it
+   * recorded), so a file rendered again with the hash the state recorded for its path is on disk as it
+   * is, unread: a render made full by new code or another database. Never for `--full`, which reads
+   * and compares every file on disk.
+   */
+  | { mode: 'full'; reason: string; trusted: boolean }
   | { mode: 'incremental'; reason: string; since: number; recovering: boolean };
+
+/** The hashes a state recorded for its files, read from the state as its last build committed it. */
+export interface RecordedHashes {
+  sha(rel: string): string | undefined;
+  close(): void;
+}
 
 /** Path of the state file of an output directory. */
 export function statePath(outDir: string): string {
@@ -83,6 +95,29 @@ function fileSha(p: string): string | null {
   }
 }
 
+/**
+ * The hashes the last build recorded, as it committed them: a read-only connection of its own whose
+ * snapshot is taken now, so what this build deletes or writes in its transaction is not seen. Each
+ * thread of a full render opens its own (src/render/offload.ts).
+ */
+export function recordedHashes(file: string): RecordedHashes {
+  const ro = new Database(file, { readonly: true, fileMustExist: true });
+  ro.exec('BEGIN');
+  // A path may belong to several units (a content-addressed file): the same bytes in each.
+  const q = ro.prepare('SELECT sha256 FROM files WHERE path = ? LIMIT 1').pluck();
+  q.get(''); // the read transaction (and its snapshot) begins with the first read
+  let open = true;
+  return {
+    sha: (rel) => (open ? (q.get(rel) as string | undefined) : undefined),
+    close: () => {
+      if (!open) return;
+      open = false;
+      ro.exec('COMMIT');
+      ro.close();
+    },
+  };
+}
+
 export class RenderState {
   readonly db: Database.Database;
   private readonly info = new Map<string, string>();
@@ -121,16 +156,18 @@ export class RenderState {
 
   /** Decides between a full and an incremental render. */
   plan(opts: { db: Db; fingerprint: string; forceFull: boolean; upto: number }): RenderPlan {
-    const full = (reason: string): RenderPlan => ({ mode: 'full', reason });
-    if (opts.forceFull) return full('requested (--full)');
     const i = this.info;
+    const leftAsRecorded = (): boolean => fileSha(path.join(this.outDir, 'manifest.json')) === i.get('manifest_sha256');
+    // A full render the state vouches for (RenderPlan): not after a killed build.
+    const full = (reason: string, vouched = false): RenderPlan => ({ mode: 'full', reason, trusted: vouched && !this.interrupted && leftAsRecorded() });
+    if (opts.forceFull) return full('requested (--full)');
     if (!i.has('manifest_sha256')) return full('no earlier build of this directory');
-    if (i.get('db_id') !== databaseId(opts.db)) return full('the earlier build was of another database');
-    if (i.get('fingerprint') !== opts.fingerprint) return full('the code or the render settings changed');
+    if (i.get('db_id') !== databaseId(opts.db)) return full('the earlier build was of another database', true);
+    if (i.get('fingerprint') !== opts.fingerprint) return full('the code or the render settings changed', true);
     const since = Number(i.get('upto'));
-    if (!(since >= changesFrom(opts.db))) return full('the change set does not reach back to the earlier build');
-    if (since > opts.upto) return full('the database is older than the earlier build');
-    if (fileSha(path.join(this.outDir, 'manifest.json')) !== i.get('manifest_sha256')) return full('the directory is not the one the earlier build left');
+    if (!(since >= changesFrom(opts.db))) return full('the change set does not reach back to the earlier build', true);
+    if (since > opts.upto) return full('the database is older than the earlier build', true);
+    if (!leftAsRecorded()) return full('the directory is not the one the earlier build left');
     return { mode: 'incremental', reason: this.interrupted ? 'changes since the earlier build (which did not finish)' : 'changes since the earlier build', since, recovering: this.interrupted };
   }
 
