@@ -246,6 +246,7 @@ function renderWith(
   const missing: string[] = [];
   const { edge, render } = opts.config;
   let sink: DirectorySink;
+  let compare: BuildSummary['render']['compare'];
   try {
     if (plan.mode === 'incremental') {
       participants = collectChangedParticipants(db, plan.since, upto, changedSeats(state.seats(), seatsNow));
@@ -256,7 +257,10 @@ function renderWith(
     } else {
       state.forgetAll();
     }
-    sink = new DirectorySink(opts.outDir, { db: state.db, previousSha: plan.mode === 'incremental' ? (plan.recovering ? undefined : state.retiredSha()) : recorded?.sha, fresh: emptyAtStart });
+    // How a file rendered again is known unchanged without reading it (BuildSummary.render.compare).
+    const previousSha = plan.mode === 'incremental' ? (plan.recovering ? undefined : state.retiredSha()) : recorded?.sha;
+    compare = emptyAtStart ? 'none' : previousSha !== undefined ? 'state' : 'bytes';
+    sink = new DirectorySink(opts.outDir, { db: state.db, previousSha, fresh: emptyAtStart });
     const renderOpts = { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes };
     const offload =
       recordsPath === null
@@ -349,7 +353,7 @@ function renderWith(
     generated_at: generatedAt,
     derive: a.derive,
     pruned_probe_rows: a.pruned,
-    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, events, threads: recordsPath === null ? 1 : 2, compare: emptyAtStart ? 'none' : (plan.mode === 'incremental' ? !plan.recovering : recorded !== null) ? 'state' : 'bytes' },
+    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, events, threads: recordsPath === null ? 1 : 2, compare },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
     bulk: bulk.report,
     routes,
