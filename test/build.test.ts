@@ -9,7 +9,11 @@ import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
 import { defaultConfig } from '../src/config/index.js';
+import { getMeta, openDb, setMeta } from '../src/db/index.js';
 import { APART_STALE_EXIT } from '../src/derive/apart.js';
+import { startRecording, stopRecording } from '../src/derive/changes.js';
+import { ROLLUP_TABLES } from '../src/derive/hosts/rollup.js';
+import { dayStart, hourStart, monthStart } from '../src/derive/hosts/time.js';
 import { EDGE_ONLY, runBuild, type BuildSummary } from '../src/render/build.js';
 import { statePath } from '../src/render/state.js';
 import { verifySnapshot } from '../src/render/verify.js';
@@ -246,6 +250,87 @@ describe('build', () => {
     };
     expect(rows(out)).toEqual(rows(single));
     expect(fs.readdirSync(path.dirname(out)).filter((f) => f.startsWith(path.basename(out)) && f.endsWith('.worker'))).toEqual([]);
+  }, 300_000);
+  // An incremental build renders the uptime lists in the worker thread while the main thread patches
+  // the participant lists (src/render/offload.ts): the same files and state as on one thread.
+  it('an incremental build with the uptime lists in the worker equals one on the calling thread, files and state', () => {
+    /** A copy of the database, the tree and its state, as the first build left them. */
+    const copy = (tag: string): { db: string; out: string } => {
+      const dir = tempDir(`build-inc-${tag}-`);
+      const c = { db: path.join(dir, 'db.sqlite'), out: path.join(dir, 'out') };
+      for (const suffix of ['', '-wal']) if (fs.existsSync(db + suffix)) fs.copyFileSync(db + suffix, c.db + suffix);
+      fs.cpSync(out, c.out, { recursive: true });
+      fs.copyFileSync(statePath(out), statePath(c.out));
+      return c;
+    };
+    // 20 hours on, with new measurements: each host's newest buckets, copied to every hour since and to
+    // the day and month of `later` (a derive's change set records them), so every uptime list gains
+    // items, its head overflows into a new first chunk, and the earlier first chunk is retired.
+    const later = NOW + 20 * 3600_000;
+    const measured = (dbPath: string): void => {
+      const d = openDb(dbPath);
+      try {
+        const seq = Number(getMeta(d, 'derive_upto') ?? '0') + 1;
+        startRecording(d, seq);
+        d.transaction(() => {
+          const copyNewest = (table: string, at: number): void =>
+            void d.prepare(`INSERT OR REPLACE INTO ${table} SELECT t.host_id, ?, t.location, t.up + 1, t.degraded, t.down, t.sketches FROM ${table} t
+                            WHERE t.bucket_start = (SELECT max(bucket_start) FROM ${table} u WHERE u.host_id = t.host_id AND u.bucket_start < ?)`).run(at, at);
+          for (let at = hourStart(NOW) + 3600_000; at <= later; at += 3600_000) copyNewest(ROLLUP_TABLES.hourly, at);
+          copyNewest(ROLLUP_TABLES.daily, dayStart(later));
+          copyNewest(ROLLUP_TABLES.monthly, monthStart(later));
+        })();
+        stopRecording(d);
+        setMeta(d, 'derive_upto', String(seq));
+      } finally {
+        d.close();
+      }
+    };
+    const a = copy('worker');
+    const b = copy('single');
+    measured(a.db);
+    measured(b.db);
+
+    const two = runBuild({ config: defaultConfig(), dbPath: a.db, outDir: a.out, nowMs: later });
+    const one = runBuild({ config: defaultConfig(), dbPath: b.db, outDir: b.out, nowMs: later, worker: false });
+    expect(two.render).toMatchObject({ mode: 'incremental', threads: 2, compare: 'state' });
+    expect(one.render).toMatchObject({ mode: 'incremental', threads: 1, compare: 'state' });
+    expect(two.render.uptime).toEqual(one.render.uptime);
+    expect(two.render.uptime!.lists_patched).toBeGreaterThan(0);
+    expect(two.render.uptime!.rows_read).toBeGreaterThan(0);
+    expect(Object.keys(two.routes)).toContain('hosts.uptime');
+    expect({ written: two.written, removed: two.removed, files: two.files, shards: two.manifest.shards }).toEqual({ written: one.written, removed: one.removed, files: one.files, shards: one.manifest.shards });
+    expect(two.removed).toBeGreaterThan(0);
+    // The worker knows each list file's earlier hash (the main thread only a retired file's): an
+    // unchanged one leaves its manifest shard as it was.
+    expect(two.manifest.mode).toBe('patched');
+    expect(two.manifest.shards_cut).toBeLessThanOrEqual(one.manifest.shards_cut);
+    const x = treeBytes(a.out);
+    const y = treeBytes(b.out);
+    expect([...x.keys()].sort()).toEqual([...y.keys()].sort());
+    expect([...x].filter(([p, bytes]) => !y.get(p)!.equals(bytes)).map(([p]) => p)).toEqual([]);
+    // The worker's files, retirements and lists were taken into the state as the main thread records
+    // its own (units may be allotted in another order).
+    const rows = (dir: string): unknown[] => {
+      const s = new Database(statePath(dir), { readonly: true });
+      try {
+        return [
+          s.prepare('SELECT path, unit >= 0 AS participant_or_build, sha256 FROM files ORDER BY path, unit >= 0').raw().all(),
+          s.prepare('SELECT root FROM lists ORDER BY root').pluck().all(),
+          s.prepare('SELECT count(DISTINCT unit) FROM files WHERE unit < 0').pluck().get(),
+        ];
+      } finally {
+        s.close();
+      }
+    };
+    expect(rows(a.out)).toEqual(rows(b.out));
+    // The next build of each is incremental again and writes the same.
+    const next = later + 15 * 60_000;
+    const two2 = runBuild({ config: defaultConfig(), dbPath: a.db, outDir: a.out, nowMs: next });
+    const one2 = runBuild({ config: defaultConfig(), dbPath: b.db, outDir: b.out, nowMs: next, worker: false });
+    expect(two2.render.mode).toBe('incremental');
+    expect({ written: two2.written, removed: two2.removed, uptime: two2.render.uptime }).toEqual({ written: one2.written, removed: one2.removed, uptime: one2.render.uptime });
+    expect(fs.readdirSync(path.dirname(a.out)).filter((f) => f.endsWith('.worker'))).toEqual([]);
   }, 300_000);
 });
 

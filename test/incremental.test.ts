@@ -103,6 +103,8 @@ describe('incremental build', () => {
       await advance(nowMs);
       const inc = runBuild({ config, dbPath, outDir: out, nowMs });
       expect(inc.render.mode, label).toBe('incremental');
+      // The uptime lists were rendered in the worker thread (src/render/offload.ts).
+      expect(inc.render.threads, label).toBe(2);
       const full = fullBuildInto(fresh, nowMs);
       expectSameTree(out, fresh, label);
       // Only the changed participants were rendered again, and the build wrote less than a full one.

@@ -151,6 +151,8 @@ function fullUptime(nowMs: number): Map<string, Buffer> {
 function step(out: string, nowMs: number, label: string): UptimeReport {
   const inc = build(out, nowMs);
   expect(inc.render.mode, label).toBe('incremental');
+  // In the worker thread, with the units the main thread allotted (src/render/offload.ts).
+  expect(inc.render.threads, label).toBe(2);
   expect(diff(uptimeFiles(out), fullUptime(nowMs)), label).toEqual(NO_DIFF);
   return inc.render.uptime!;
 }

@@ -20,12 +20,13 @@ import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { deriveApart, fullDeriveDue } from '../derive/apart.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
-import { RenderContext, type EventsReport, type ListsReport, type UptimeReport } from './context.js';
+import { RenderContext, type EventsReport, type ListsReport, type ListStore, type RenderOptions, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
+import { knownHosts, uptimeListUnits } from './routes/hosts.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
 import { templatesDir } from './site/template.js';
-import { createRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
+import { createRecords, INCREMENTAL_OFFLOADED_ROUTES, mergeRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, recordedHashes, RenderState, renderFingerprint, type RecordedHashes, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
@@ -197,10 +198,11 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   const dbId = databaseId(db);
   const seatsNow = currentSeats(db);
   progress(`render: ${plan.mode} (${plan.reason})`);
-  // A full render shares the work with a worker thread; its records file is attached to the state
-  // before the state's transaction begins (ATTACH cannot run inside one).
+  // A full render shares the work with a worker thread, and so does an incremental one (its uptime
+  // lists; not after a killed build, which compares files on disk); its records file is attached to
+  // the state before the state's transaction begins (ATTACH cannot run inside one).
   const recordsPath = recordsPathOf(state.file);
-  let useWorker = plan.mode === 'full' && opts.worker !== false;
+  let useWorker = (plan.mode === 'full' || !plan.recovering) && opts.worker !== false;
   if (useWorker && !workerAvailable()) {
     progress('render: the render worker script is missing (build the project: npm run build); rendering on one thread');
     useWorker = false;
@@ -262,15 +264,13 @@ function renderWith(
     compare = emptyAtStart ? 'none' : previousSha !== undefined ? 'state' : 'bytes';
     sink = new DirectorySink(opts.outDir, { db: state.db, previousSha, fresh: emptyAtStart });
     const renderOpts = { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes };
-    const offload =
-      recordsPath === null
-        ? null
-        : Offload.start({ routes: OFFLOADED_ROUTES, dbPath: opts.dbPath, outDir: opts.outDir, recordsPath, nowMs: opts.nowMs, opts: renderOpts, fresh: emptyAtStart, stateFile: recorded === null ? null : state.file, ids: participantIds(db) });
+    // A killed build may have rewritten list roots on disk: write the lists in full then.
+    const store = state.listStore(plan.mode === 'incremental' && !plan.recovering, opts.listPatchLimit);
+    const offload = recordsPath === null ? null : startOffload(opts, plan, { recordsPath, renderOpts, emptyAtStart, db, state, lists: store, upto, recorded });
     const ctx = new RenderContext(db, opts.nowMs, sink, renderOpts, jsonBody,
       progress,
       plan.mode === 'incremental' ? 'changed' : 'all',
-      // A killed build may have rewritten list roots on disk: write the lists in full then.
-      state.listStore(plan.mode === 'incremental' && !plan.recovering, opts.listPatchLimit),
+      store,
       offload?.batches,
     );
     // The discovery documents depend on the configuration, not on the database. openapi.json is complete
@@ -316,10 +316,7 @@ function renderWith(
       lists ??= report.lists;
       uptime ??= report.uptime;
       sink.absorb(report.stats);
-      // The worker's rows, sorted: the state's index grows in path order.
-      state.db.exec(`INSERT OR REPLACE INTO main.files (path, unit, sha256, bytes, content_type, cache_class)
-                     SELECT path, unit, sha256, bytes, content_type, cache_class FROM offload.files ORDER BY path, unit;
-                     INSERT INTO main.lists (root, unit) SELECT root, unit FROM offload.lists ORDER BY root`);
+      mergeRecords(state.db);
     }
     // The bulk downloads, from the same database state (once per UTC day; src/bulk/index.ts).
     // A due copy is left to the background writer (reading this database state), except by `--full`
@@ -365,6 +362,23 @@ function renderWith(
     bytes: manifest.bytes,
     seconds: Math.round(performance.now() - a.t0) / 1000,
   };
+}
+
+/**
+ * Starts the render worker (src/render/offload.ts): a full build's on OFFLOADED_ROUTES, an incremental
+ * build's on INCREMENTAL_OFFLOADED_ROUTES, with the units of their lists allotted here first.
+ */
+function startOffload(
+  opts: BuildOptions,
+  plan: RenderPlan,
+  a: { recordsPath: string; renderOpts: RenderOptions; emptyAtStart: boolean; db: ReturnType<typeof openDb>; state: RenderState; lists: ListStore; upto: number; recorded: RecordedHashes | null },
+): Offload {
+  const job = { dbPath: opts.dbPath, outDir: opts.outDir, recordsPath: a.recordsPath, nowMs: opts.nowMs, opts: a.renderOpts, fresh: a.emptyAtStart };
+  if (plan.mode === 'full') {
+    return Offload.start({ ...job, routes: OFFLOADED_ROUTES, stateFile: a.recorded === null ? null : a.state.file, ids: participantIds(a.db), incremental: null });
+  }
+  const incremental = { since: plan.since, upto: a.upto, lists: uptimeListUnits(a.lists, knownHosts(a.db)) };
+  return Offload.start({ ...job, routes: INCREMENTAL_OFFLOADED_ROUTES, stateFile: a.state.file, ids: { min: 0, max: -1 }, incremental });
 }
 
 /** The range of participant ids (the batches of the route both threads of a full build render). */

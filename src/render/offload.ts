@@ -1,15 +1,25 @@
-// A full build renders some routes in a worker thread while the main thread renders the others
-// (docs/incremental.md "Full builds on two cores"). A full build of the peppol network is CPU-bound on
-// one core (SQLite reads, JSON, hashing); the machine has two. The worker renders OFFLOADED_ROUTES with
-// the same renderers, from its own read-only connection to the same database state (nothing writes
-// the database while a build renders), into the same output directory: no two routes write the same
-// mutable file, and a content-addressed file written by both is the same bytes.
+// A build renders some routes in a worker thread while the main thread renders the others
+// (docs/incremental.md "Full builds on two cores", "Incremental builds on two threads"). A full build
+// of the peppol network is CPU-bound on one core (SQLite reads, JSON, hashing); the machine has two.
+// The worker renders its routes with the same renderers, from its own read-only connection to the same
+// database state (nothing writes the database while a build renders), into the same output directory:
+// no two routes write the same mutable file, and a content-addressed file written by both is the same
+// bytes.
+//
+// - A full build: the worker renders OFFLOADED_ROUTES. Its kept lists take units from
+//   WORKER_UNIT_BASE down, apart from the main thread's (from -1 down).
+// - An incremental build (not one after a killed build): the worker renders
+//   INCREMENTAL_OFFLOADED_ROUTES, the uptime lists, patched from their kept files as on the main
+//   thread. The main thread allots their units before the worker starts (a new host's lists) and
+//   drops the lists of hosts no longer known (KeptListUnits); the worker reads what each list held,
+//   and the hashes of the previous build, from a read-only snapshot of the state as the previous
+//   build committed it (src/render/state.ts recordedHashes), and records the files its lists no
+//   longer hold (`retired_files`) and the paths whose manifest entry may differ (`touched_paths`).
 //
 // What the worker records (each file with its render unit, the kept lists with theirs) goes into a
 // SQLite file of its own beside the state file, attached to the state's connection before the build's
-// transaction; when the worker is done the main thread copies the rows into the state (sorted by path,
-// so the state's index grows in order) within that transaction. The kept lists of the worker take
-// units from WORKER_UNIT_BASE down, apart from the main thread's (from -1 down).
+// transaction; when the worker is done the main thread takes the rows into the state (sorted by path,
+// so the state's index grows in order) within that transaction (mergeRecords).
 //
 // runBuild is synchronous, so the main thread joins the worker by blocking on a shared word
 // (Atomics.wait), and reads the worker's report with receiveMessageOnPort. A worker that stops putting
@@ -18,8 +28,9 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { ListStore, ListsReport, RenderOptions, UptimeReport } from './context.js';
+import type { KeptListUnits, ListStore, ListsReport, RenderOptions, UptimeReport } from './context.js';
 import type { SinkStats } from './sink.js';
+import type { RecordedHashes } from './state.js';
 
 /**
  * The routes a full build renders in the worker: the uptime lists, then its share of the participants'
@@ -28,6 +39,12 @@ import type { SinkStats } from './sink.js';
  * left, so they end about together whatever the mix of hosts and participants.
  */
 export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'participants.detail'];
+/**
+ * The routes an incremental build renders in the worker: the uptime lists (about a sixth of a sweep
+ * cycle's render), kept apart from every other route's lists, while the main thread patches the
+ * participant lists.
+ */
+export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime'];
 /** The route both threads render, batch by batch (RenderContext.forEachParticipant). */
 export const SHARED_ROUTE = 'participants.detail';
 /** Participant ids per batch of SHARED_ROUTE. */
@@ -45,7 +62,18 @@ const START_MS = 60_000;
 export const RECORDS_DDL = `
   CREATE TABLE files (path TEXT NOT NULL, unit INTEGER NOT NULL, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, content_type TEXT NOT NULL, cache_class TEXT NOT NULL);
   CREATE TABLE lists (root TEXT PRIMARY KEY, unit INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE retired_files (unit INTEGER NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL);
+  CREATE TABLE touched_paths (path TEXT PRIMARY KEY) WITHOUT ROWID;
 `;
+
+/** What an incremental build's worker renders from (OffloadJob.incremental). */
+export interface IncrementalJob {
+  /** The change set's range (src/render/state.ts collectUptimeChanges). */
+  since: number;
+  upto: number;
+  /** The kept lists the worker writes, with the units the main thread allotted. */
+  lists: KeptListUnits[];
+}
 
 /** What the worker is given (workerData). */
 export interface OffloadJob {
@@ -56,8 +84,13 @@ export interface OffloadJob {
   nowMs: number;
   opts: RenderOptions;
   fresh: boolean;
-  /** The state file when the render trusts its recorded hashes (src/render/state.ts RenderPlan): the worker reads them itself. */
+  /**
+   * The state file when the render trusts its recorded hashes (src/render/state.ts RenderPlan: a
+   * trusted full render, or an incremental one): the worker reads them itself.
+   */
   stateFile: string | null;
+  /** An incremental build's: what the worker patches its lists from; null in a full build. */
+  incremental: IncrementalJob | null;
   /** Shared words: [0] status (0 running, 1 done, 2 failed), [1] files put so far, [2] next batch of SHARED_ROUTE, [3] 1 once the script runs. */
   shared: SharedArrayBuffer;
   /** The participant ids SHARED_ROUTE's batches cover. */
@@ -211,6 +244,56 @@ export class Offload {
     void this.worker.terminate();
     this.port.close();
   }
+}
+
+/**
+ * Takes the worker's records into the state, within the build's transaction (the records file attached
+ * as `offload`): the files its lists no longer hold are retired as the main thread's store retires
+ * them (src/render/state.ts), then its files and kept lists are added, and the paths it touched.
+ */
+export function mergeRecords(state: Database.Database): void {
+  state.exec(`INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM offload.retired_files;
+              DELETE FROM main.files WHERE (path, unit) IN (SELECT path, unit FROM offload.retired_files);
+              INSERT OR REPLACE INTO main.files (path, unit, sha256, bytes, content_type, cache_class)
+                SELECT path, unit, sha256, bytes, content_type, cache_class FROM offload.files ORDER BY path, unit;
+              INSERT INTO main.lists (root, unit) SELECT root, unit FROM offload.lists ORDER BY root`);
+  // An incremental build's sink records the paths whose manifest entry may differ (src/render/manifest.ts).
+  if (state.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'touched'").get() !== undefined) {
+    state.exec('INSERT OR IGNORE INTO temp.touched (path) SELECT path FROM offload.touched_paths');
+  }
+}
+
+/**
+ * An incremental build's worker's kept lists: those the main thread allotted (IncrementalJob.lists),
+ * what each held read from the previous build's state (`recorded`), and the files they no longer hold
+ * recorded in `retired_files` for the main thread (mergeRecords).
+ */
+export function keptListStore(records: Database.Database, recorded: RecordedHashes, lists: readonly KeptListUnits[]): ListStore {
+  const byRoot = new Map(lists.map((l) => [l.root, l]));
+  const retire = records.prepare('INSERT INTO retired_files (unit, path, sha256) VALUES (?, ?, ?)');
+  const known = (root: string): KeptListUnits => {
+    const l = byRoot.get(root);
+    if (l === undefined) throw new Error(`render worker: no unit allotted to the list ${root}`);
+    return l;
+  };
+  return {
+    patchable: true,
+    unit: (root) => known(root).unit,
+    // Whether the previous build wrote it (the main thread's allotment made the new ones known there).
+    has: (root) => byRoot.get(root)?.kept === true,
+    paths: (unit) => new Set(recorded.unitFiles(unit).keys()),
+    retire: (unit, rels) => {
+      const held = recorded.unitFiles(unit);
+      for (const rel of rels) {
+        const sha = held.get(rel);
+        if (sha !== undefined) retire.run(unit, rel, sha);
+      }
+    },
+    drop: (root) => {
+      throw new Error(`render worker: the list ${root} dropped (the main thread drops lists before the worker starts)`);
+    },
+    roots: (prefix) => lists.filter((l) => l.root.startsWith(prefix)).map((l) => l.root),
+  };
 }
 
 /** The worker's kept lists: a ListStore over its records file (a full build: none kept before). */

@@ -1,14 +1,15 @@
-// Worker thread entry of a full build's offloaded routes (src/render/offload.ts): renders them into the
-// output directory and records their files and kept lists in its records file, then reports.
+// Worker thread entry of a build's offloaded routes (src/render/offload.ts): renders them into the
+// output directory and records their files, kept lists, retired files and touched paths in its records
+// file, then reports.
 import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { jsonBody } from '../api/json.js';
 import { openDb } from '../db/index.js';
-import { RenderContext } from './context.js';
-import { recordsListStore, SharedBatches, timedRender, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
+import { RenderContext, type ListStore } from './context.js';
+import { keptListStore, recordsListStore, SharedBatches, timedRender, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
 import { RENDERERS } from './routes/index.js';
 import { DirectorySink } from './sink.js';
-import { recordedHashes } from './state.js';
+import { collectUptimeChanges, recordedHashes } from './state.js';
 
 // The job the main thread started this worker with (src/render/offload.ts Offload.start).
 const job = workerData as OffloadJob;
@@ -33,13 +34,26 @@ function run(): OffloadReport {
     records.pragma('synchronous = OFF');
     db.exec('BEGIN');
     records.exec('BEGIN');
+    const inc = job.incremental;
+    let lists: ListStore;
+    if (inc === null) lists = recordsListStore(records);
+    else {
+      if (recorded === null) throw new Error('an incremental render without the state file');
+      // The change set, collected on this connection as the main thread collects it on its own.
+      collectUptimeChanges(db, inc.since, inc.upto);
+      lists = keptListStore(records, recorded, inc.lists);
+    }
     const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh, previousSha: recorded?.sha });
-    const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, 'all', recordsListStore(records), new SharedBatches(job.shared, job.ids));
+    const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, inc === null ? 'all' : 'changed', lists, inc === null ? new SharedBatches(job.shared, job.ids) : undefined);
     const routes: OffloadReport['routes'] = {};
     for (const id of job.routes) {
       const render = RENDERERS[id];
       if (render === undefined) throw new Error(`no renderer for ${id}`);
       timedRender(routes, id, () => render(ctx));
+    }
+    // The paths whose manifest entry may differ (the sink records them where it knows earlier hashes).
+    if (records.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'touched'").get() !== undefined) {
+      records.exec('INSERT INTO main.touched_paths (path) SELECT path FROM temp.touched');
     }
     records.exec('COMMIT');
     db.exec('COMMIT');

@@ -47,6 +47,8 @@ export type RenderPlan =
 /** The hashes a state recorded for its files, read from the state as its last build committed it. */
 export interface RecordedHashes {
   sha(rel: string): string | undefined;
+  /** The files a render unit held (path -> sha256): a kept list's, for the worker of an incremental build (src/render/offload.ts). */
+  unitFiles(unit: number): Map<string, string>;
   close(): void;
 }
 
@@ -105,10 +107,18 @@ export function recordedHashes(file: string): RecordedHashes {
   ro.exec('BEGIN');
   // A path may belong to several units (a content-addressed file): the same bytes in each.
   const q = ro.prepare('SELECT sha256 FROM files WHERE path = ? LIMIT 1').pluck();
+  const byUnit = ro.prepare('SELECT path, sha256 FROM files WHERE unit = ?').raw();
   q.get(''); // the read transaction (and its snapshot) begins with the first read
   let open = true;
+  // A list's files are asked for twice in a row (ListStore.paths, then retire): the last unit's are kept.
+  let last: { unit: number; files: Map<string, string> } | null = null;
   return {
     sha: (rel) => (open ? (q.get(rel) as string | undefined) : undefined),
+    unitFiles: (unit) => {
+      if (!open) return new Map();
+      if (last?.unit !== unit) last = { unit, files: new Map(byUnit.all(unit) as Array<[string, string]>) };
+      return last.files;
+    },
     close: () => {
       if (!open) return;
       open = false;
