@@ -78,7 +78,8 @@ program
       const r = summary.render;
       const lists = r.lists === null ? '' : r.lists.mode === 'patched' ? `, ${r.lists.lists} participant lists patched` : ', participant lists written in full';
       const uptime = r.uptime === null ? '' : r.uptime.lists_patched > 0 ? `, ${r.uptime.lists_patched} uptime lists patched (${r.uptime.lists_written} written in full)` : ', uptime lists written in full';
-      const how = r.mode === 'full' ? `full render on ${r.threads === 2 ? 'two threads' : 'one thread'}: ${r.reason}` : `incremental render: ${r.participants ?? 0} participants changed${lists}${uptime}`;
+      const threads = r.threads === 2 ? 'two threads' : 'one thread';
+      const how = r.mode === 'full' ? `full render on ${threads}: ${r.reason}` : `incremental render on ${threads}: ${r.participants ?? 0} participants changed${lists}${uptime}`;
       process.stderr.write(`build: ${summary.files} files (${summary.written} written, ${summary.removed} removed), ${(summary.bytes / 1e6).toFixed(1)} MB, ${summary.seconds.toFixed(1)} s; ${how}; generated_at ${summary.generated_at}\n`);
       const line = formatBulkLine(summary.bulk);
       if (line !== null) process.stderr.write(`${line}\n`);
