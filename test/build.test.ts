@@ -251,9 +251,9 @@ describe('build', () => {
     expect(rows(out)).toEqual(rows(single));
     expect(fs.readdirSync(path.dirname(out)).filter((f) => f.startsWith(path.basename(out)) && f.endsWith('.worker'))).toEqual([]);
   }, 300_000);
-  // An incremental build renders the uptime lists in the worker thread while the main thread patches
-  // the participant lists (src/render/offload.ts): the same files and state as on one thread.
-  it('an incremental build with the uptime lists in the worker equals one on the calling thread, files and state', () => {
+  // An incremental build renders the uptime and event lists in the worker thread while the main thread
+  // patches the participant lists (src/render/offload.ts): the same files and state as on one thread.
+  it('an incremental build with the uptime and event lists in the worker equals one on the calling thread, files and state', () => {
     /** A copy of the database, the tree and its state, as the first build left them. */
     const copy = (tag: string): { db: string; out: string } => {
       const dir = tempDir(`build-inc-${tag}-`);
@@ -279,6 +279,19 @@ describe('build', () => {
           for (let at = hourStart(NOW) + 3600_000; at <= later; at += 3600_000) copyNewest(ROLLUP_TABLES.hourly, at);
           copyNewest(ROLLUP_TABLES.daily, dayStart(later));
           copyNewest(ROLLUP_TABLES.monthly, monthStart(later));
+          // A host no longer known (its uptime lists are dropped), and a new one with the buckets of
+          // another (new lists, new units).
+          const [gone, model] = d.prepare('SELECT id FROM hosts WHERE role IS NOT NULL ORDER BY hostname DESC LIMIT 2').pluck().all() as number[];
+          d.prepare('DELETE FROM hosts WHERE id = ?').run(gone);
+          const id = 1 + (d.prepare('SELECT max(id) FROM hosts').pluck().get() as number) + (d.prepare('SELECT max(host_id) FROM uptime_hourly').pluck().get() as number);
+          d.prepare("INSERT INTO hosts (id, hostname, role) SELECT ?, 'new-host.example', role FROM hosts WHERE id = ?").run(id, model);
+          for (const table of Object.values(ROLLUP_TABLES)) d.prepare(`INSERT INTO ${table} SELECT ?, bucket_start, location, up, degraded, down, sketches FROM ${table} WHERE host_id = ?`).run(id, model);
+          // The newest host events gone: the partitions that list them are written again (new units),
+          // or dropped when nothing is left in them.
+          for (const e of d.prepare('SELECT id FROM events WHERE hostname IS NOT NULL ORDER BY observed_at DESC, id DESC LIMIT 3').pluck().all() as string[]) {
+            for (const t of ['event_hosts', 'event_seats', 'anomaly_events']) d.prepare(`DELETE FROM ${t} WHERE event_id = ?`).run(e);
+            d.prepare('DELETE FROM events WHERE id = ?').run(e);
+          }
         })();
         stopRecording(d);
         setMeta(d, 'derive_upto', String(seq));
@@ -298,6 +311,10 @@ describe('build', () => {
     expect(two.render.uptime).toEqual(one.render.uptime);
     expect(two.render.uptime!.lists_patched).toBeGreaterThan(0);
     expect(two.render.uptime!.rows_read).toBeGreaterThan(0);
+    expect(two.render.uptime!.lists_written).toBe(3);
+    expect(two.render.events).toEqual(one.render.events);
+    expect(two.render.events!.partitions_written).toBeGreaterThan(0);
+    expect(two.routes['events.list']).toBeDefined();
     expect(Object.keys(two.routes)).toContain('hosts.uptime');
     expect({ written: two.written, removed: two.removed, files: two.files, shards: two.manifest.shards }).toEqual({ written: one.written, removed: one.removed, files: one.files, shards: one.manifest.shards });
     expect(two.removed).toBeGreaterThan(0);

@@ -20,10 +20,9 @@ import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { deriveApart, fullDeriveDue } from '../derive/apart.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
-import { RenderContext, type EventsReport, type ListsReport, type ListStore, type RenderOptions, type UptimeReport } from './context.js';
+import { RenderContext, type EventsReport, type ListsReport, type RenderOptions, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
-import { knownHosts, uptimeListUnits } from './routes/hosts.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
 import { templatesDir } from './site/template.js';
 import { createRecords, INCREMENTAL_OFFLOADED_ROUTES, mergeRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
@@ -266,7 +265,7 @@ function renderWith(
     const renderOpts = { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes };
     // A killed build may have rewritten list roots on disk: write the lists in full then.
     const store = state.listStore(plan.mode === 'incremental' && !plan.recovering, opts.listPatchLimit);
-    const offload = recordsPath === null ? null : startOffload(opts, plan, { recordsPath, renderOpts, emptyAtStart, db, state, lists: store, upto, recorded });
+    const offload = recordsPath === null ? null : startOffload(opts, plan, { recordsPath, renderOpts, emptyAtStart, db, state, upto, recorded });
     const ctx = new RenderContext(db, opts.nowMs, sink, renderOpts, jsonBody,
       progress,
       plan.mode === 'incremental' ? 'changed' : 'all',
@@ -315,8 +314,9 @@ function renderWith(
       for (const [id, r] of Object.entries(report.routes)) routes[id] = { seconds: Math.max(r.seconds, routes[id]?.seconds ?? 0) };
       lists ??= report.lists;
       uptime ??= report.uptime;
+      events ??= report.events;
       sink.absorb(report.stats);
-      mergeRecords(state.db);
+      mergeRecords(state.db, plan.mode === 'incremental' ? (root) => store.unit(root) : null);
     }
     // The bulk downloads, from the same database state (once per UTC day; src/bulk/index.ts).
     // A due copy is left to the background writer (reading this database state), except by `--full`
@@ -366,19 +366,18 @@ function renderWith(
 
 /**
  * Starts the render worker (src/render/offload.ts): a full build's on OFFLOADED_ROUTES, an incremental
- * build's on INCREMENTAL_OFFLOADED_ROUTES, with the units of their lists allotted here first.
+ * build's on INCREMENTAL_OFFLOADED_ROUTES.
  */
 function startOffload(
   opts: BuildOptions,
   plan: RenderPlan,
-  a: { recordsPath: string; renderOpts: RenderOptions; emptyAtStart: boolean; db: ReturnType<typeof openDb>; state: RenderState; lists: ListStore; upto: number; recorded: RecordedHashes | null },
+  a: { recordsPath: string; renderOpts: RenderOptions; emptyAtStart: boolean; db: ReturnType<typeof openDb>; state: RenderState; upto: number; recorded: RecordedHashes | null },
 ): Offload {
   const job = { dbPath: opts.dbPath, outDir: opts.outDir, recordsPath: a.recordsPath, nowMs: opts.nowMs, opts: a.renderOpts, fresh: a.emptyAtStart };
   if (plan.mode === 'full') {
     return Offload.start({ ...job, routes: OFFLOADED_ROUTES, stateFile: a.recorded === null ? null : a.state.file, ids: participantIds(a.db), incremental: null });
   }
-  const incremental = { since: plan.since, upto: a.upto, lists: uptimeListUnits(a.lists, knownHosts(a.db)) };
-  return Offload.start({ ...job, routes: INCREMENTAL_OFFLOADED_ROUTES, stateFile: a.state.file, ids: { min: 0, max: -1 }, incremental });
+  return Offload.start({ ...job, routes: INCREMENTAL_OFFLOADED_ROUTES, stateFile: a.state.file, ids: { min: 0, max: -1 }, incremental: { since: plan.since, upto: a.upto } });
 }
 
 /** The range of participant ids (the batches of the route both threads of a full build render). */

@@ -45,13 +45,6 @@ export interface ListStore {
   roots(prefix: string): string[];
 }
 
-/** A kept list another thread writes: its root, the unit allotted to it, and whether the previous build wrote it (src/render/offload.ts). */
-export interface KeptListUnits {
-  root: string;
-  unit: number;
-  kept: boolean;
-}
-
 /** How the participant lists were rendered (BuildSummary.render.lists). */
 export interface ListsReport {
   /** Patched in place (incremental) or written in full. */

@@ -9,12 +9,13 @@
 // - A full build: the worker renders OFFLOADED_ROUTES. Its kept lists take units from
 //   WORKER_UNIT_BASE down, apart from the main thread's (from -1 down).
 // - An incremental build (not one after a killed build): the worker renders
-//   INCREMENTAL_OFFLOADED_ROUTES, the uptime lists, patched from their kept files as on the main
-//   thread. The main thread allots their units before the worker starts (a new host's lists) and
-//   drops the lists of hosts no longer known (KeptListUnits); the worker reads what each list held,
-//   and the hashes of the previous build, from a read-only snapshot of the state as the previous
-//   build committed it (src/render/state.ts recordedHashes), and records the files its lists no
-//   longer hold (`retired_files`) and the paths whose manifest entry may differ (`touched_paths`).
+//   INCREMENTAL_OFFLOADED_ROUTES, the uptime lists and the event feed's lists, patched or written
+//   again from their kept files as on the main thread. What each kept list held, and the hashes of
+//   the previous build, it reads from a read-only snapshot of the state as the previous build
+//   committed it (src/render/state.ts recordedHashes); it records the lists it drops
+//   (`dropped_lists`), the files its lists no longer hold (`retired_files`), the paths whose manifest
+//   entry may differ (`touched_paths`), and gives the lists it creates provisional units, below every
+//   unit of the snapshot, that the main thread replaces by units of its own when it merges.
 //
 // What the worker records (each file with its render unit, the kept lists with theirs) goes into a
 // SQLite file of its own beside the state file, attached to the state's connection before the build's
@@ -28,7 +29,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { KeptListUnits, ListStore, ListsReport, RenderOptions, UptimeReport } from './context.js';
+import type { EventsReport, ListStore, ListsReport, RenderOptions, UptimeReport } from './context.js';
 import type { SinkStats } from './sink.js';
 import type { RecordedHashes } from './state.js';
 
@@ -40,11 +41,11 @@ import type { RecordedHashes } from './state.js';
  */
 export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'participants.detail'];
 /**
- * The routes an incremental build renders in the worker: the uptime lists (about a sixth of a sweep
- * cycle's render), kept apart from every other route's lists, while the main thread patches the
- * participant lists.
+ * The routes an incremental build renders in the worker: the uptime lists and the event feed's lists
+ * (at `peppol` about 10 and 5 s of a sweep cycle's render), kept apart from every other route's lists,
+ * while the main thread patches the participant lists (12–17 s) and renders the rest.
  */
-export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime'];
+export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'events.list'];
 /** The route both threads render, batch by batch (RenderContext.forEachParticipant). */
 export const SHARED_ROUTE = 'participants.detail';
 /** Participant ids per batch of SHARED_ROUTE. */
@@ -64,15 +65,13 @@ export const RECORDS_DDL = `
   CREATE TABLE lists (root TEXT PRIMARY KEY, unit INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE retired_files (unit INTEGER NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL);
   CREATE TABLE touched_paths (path TEXT PRIMARY KEY) WITHOUT ROWID;
+  CREATE TABLE dropped_lists (root TEXT PRIMARY KEY) WITHOUT ROWID;
 `;
 
-/** What an incremental build's worker renders from (OffloadJob.incremental). */
+/** What an incremental build's worker renders from (OffloadJob.incremental): the change set's range (src/render/state.ts). */
 export interface IncrementalJob {
-  /** The change set's range (src/render/state.ts collectUptimeChanges). */
   since: number;
   upto: number;
-  /** The kept lists the worker writes, with the units the main thread allotted. */
-  lists: KeptListUnits[];
 }
 
 /** What the worker is given (workerData). */
@@ -104,6 +103,7 @@ export interface OffloadReport {
   stats: SinkStats;
   lists: ListsReport | null;
   uptime: UptimeReport | null;
+  events: EventsReport | null;
 }
 
 /** Runs one route's renderer and records its seconds in `routes` (both threads' route loops). */
@@ -248,15 +248,26 @@ export class Offload {
 
 /**
  * Takes the worker's records into the state, within the build's transaction (the records file attached
- * as `offload`): the files its lists no longer hold are retired as the main thread's store retires
- * them (src/render/state.ts), then its files and kept lists are added, and the paths it touched.
+ * as `offload`): the lists it dropped are forgotten and the files its lists no longer hold are retired,
+ * as the main thread's store does (src/render/state.ts); then its kept lists are added, with units
+ * `allot` gives (an incremental build's: the worker's units were provisional) or as they are (a full
+ * build's), and its files with them; then the paths it touched.
  */
-export function mergeRecords(state: Database.Database): void {
-  state.exec(`INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM offload.retired_files;
+export function mergeRecords(state: Database.Database, allot: ((root: string) => number) | null): void {
+  state.exec(`DELETE FROM main.lists WHERE root IN (SELECT root FROM offload.dropped_lists);
+              INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM offload.retired_files;
               DELETE FROM main.files WHERE (path, unit) IN (SELECT path, unit FROM offload.retired_files);
-              INSERT OR REPLACE INTO main.files (path, unit, sha256, bytes, content_type, cache_class)
-                SELECT path, unit, sha256, bytes, content_type, cache_class FROM offload.files ORDER BY path, unit;
-              INSERT INTO main.lists (root, unit) SELECT root, unit FROM offload.lists ORDER BY root`);
+              DROP TABLE IF EXISTS temp.worker_units;
+              CREATE TEMP TABLE worker_units (provisional INTEGER PRIMARY KEY, unit INTEGER NOT NULL)`);
+  if (allot === null) state.exec('INSERT INTO main.lists (root, unit) SELECT root, unit FROM offload.lists ORDER BY root');
+  else {
+    const map = state.prepare('INSERT INTO temp.worker_units (provisional, unit) VALUES (?, ?)');
+    for (const r of state.prepare('SELECT root, unit FROM offload.lists ORDER BY root').all() as Array<{ root: string; unit: number }>) map.run(r.unit, allot(r.root));
+  }
+  state.exec(`INSERT OR REPLACE INTO main.files (path, unit, sha256, bytes, content_type, cache_class)
+                SELECT f.path, coalesce(m.unit, f.unit), f.sha256, f.bytes, f.content_type, f.cache_class
+                FROM offload.files f LEFT JOIN temp.worker_units m ON m.provisional = f.unit ORDER BY f.path, 2;
+              DROP TABLE temp.worker_units`);
   // An incremental build's sink records the paths whose manifest entry may differ (src/render/manifest.ts).
   if (state.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'touched'").get() !== undefined) {
     state.exec('INSERT OR IGNORE INTO temp.touched (path) SELECT path FROM offload.touched_paths');
@@ -264,35 +275,50 @@ export function mergeRecords(state: Database.Database): void {
 }
 
 /**
- * An incremental build's worker's kept lists: those the main thread allotted (IncrementalJob.lists),
- * what each held read from the previous build's state (`recorded`), and the files they no longer hold
- * recorded in `retired_files` for the main thread (mergeRecords).
+ * An incremental build's worker's kept lists: those of the previous build, read from its state
+ * (`recorded`), and those this build creates, with provisional units below every unit of the state
+ * (mergeRecords gives them units of the main thread's store). The lists it drops and the files they
+ * no longer hold are recorded for the main thread (`dropped_lists`, `retired_files`).
  */
-export function keptListStore(records: Database.Database, recorded: RecordedHashes, lists: readonly KeptListUnits[]): ListStore {
-  const byRoot = new Map(lists.map((l) => [l.root, l]));
-  const retire = records.prepare('INSERT INTO retired_files (unit, path, sha256) VALUES (?, ?, ?)');
-  const known = (root: string): KeptListUnits => {
-    const l = byRoot.get(root);
-    if (l === undefined) throw new Error(`render worker: no unit allotted to the list ${root}`);
-    return l;
+export function keptListStore(records: Database.Database, recorded: RecordedHashes): ListStore {
+  const created = new Map<string, number>();
+  const provisional = new Set<number>();
+  const dropped = new Set<string>();
+  let next = recorded.minListUnit() - 1;
+  const addList = records.prepare('INSERT INTO lists (root, unit) VALUES (?, ?)');
+  const addDropped = records.prepare('INSERT OR IGNORE INTO dropped_lists (root) VALUES (?)');
+  const addRetired = records.prepare('INSERT INTO retired_files (unit, path, sha256) VALUES (?, ?, ?)');
+  /** The unit of a list of the previous build still kept in this one. */
+  const keptUnit = (root: string): number | undefined => (dropped.has(root) ? undefined : recorded.listUnit(root));
+  const retire = (unit: number, rels: Iterable<string>): void => {
+    const held = recorded.unitFiles(unit);
+    for (const rel of rels) {
+      const sha = held.get(rel);
+      if (sha !== undefined) addRetired.run(unit, rel, sha);
+    }
   };
   return {
     patchable: true,
-    unit: (root) => known(root).unit,
-    // Whether the previous build wrote it (the main thread's allotment made the new ones known there).
-    has: (root) => byRoot.get(root)?.kept === true,
-    paths: (unit) => new Set(recorded.unitFiles(unit).keys()),
-    retire: (unit, rels) => {
-      const held = recorded.unitFiles(unit);
-      for (const rel of rels) {
-        const sha = held.get(rel);
-        if (sha !== undefined) retire.run(unit, rel, sha);
-      }
+    unit: (root) => {
+      const u = created.get(root) ?? keptUnit(root);
+      if (u !== undefined) return u;
+      created.set(root, next);
+      provisional.add(next);
+      addList.run(root, next);
+      return next--;
     },
+    has: (root) => created.has(root) || keptUnit(root) !== undefined,
+    paths: (unit) => (provisional.has(unit) ? new Set() : new Set(recorded.unitFiles(unit).keys())),
+    retire: (unit, rels) => retire(unit, rels),
     drop: (root) => {
-      throw new Error(`render worker: the list ${root} dropped (the main thread drops lists before the worker starts)`);
+      if (created.has(root)) throw new Error(`render worker: the list ${root} dropped in the build that created it`);
+      const u = keptUnit(root);
+      if (u === undefined) return;
+      retire(u, recorded.unitFiles(u).keys());
+      dropped.add(root);
+      addDropped.run(root);
     },
-    roots: (prefix) => lists.filter((l) => l.root.startsWith(prefix)).map((l) => l.root),
+    roots: (prefix) => [...recorded.listRoots(prefix).filter((r) => !dropped.has(r)), ...[...created.keys()].filter((r) => r.startsWith(prefix))].sort(),
   };
 }
 

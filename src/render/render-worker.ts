@@ -9,7 +9,7 @@ import { RenderContext, type ListStore } from './context.js';
 import { keptListStore, recordsListStore, SharedBatches, timedRender, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
 import { RENDERERS } from './routes/index.js';
 import { DirectorySink } from './sink.js';
-import { collectUptimeChanges, recordedHashes } from './state.js';
+import { collectEventChanges, collectUptimeChanges, recordedHashes } from './state.js';
 
 // The job the main thread started this worker with (src/render/offload.ts Offload.start).
 const job = workerData as OffloadJob;
@@ -41,7 +41,8 @@ function run(): OffloadReport {
       if (recorded === null) throw new Error('an incremental render without the state file');
       // The change set, collected on this connection as the main thread collects it on its own.
       collectUptimeChanges(db, inc.since, inc.upto);
-      lists = keptListStore(records, recorded, inc.lists);
+      collectEventChanges(db, inc.since, inc.upto);
+      lists = keptListStore(records, recorded);
     }
     const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh, previousSha: recorded?.sha });
     const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, inc === null ? 'all' : 'changed', lists, inc === null ? new SharedBatches(job.shared, job.ids) : undefined);
@@ -57,7 +58,7 @@ function run(): OffloadReport {
     }
     records.exec('COMMIT');
     db.exec('COMMIT');
-    return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport };
+    return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport, events: ctx.eventsReport };
   } finally {
     recorded?.close();
     records.close();

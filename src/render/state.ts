@@ -49,6 +49,12 @@ export interface RecordedHashes {
   sha(rel: string): string | undefined;
   /** The files a render unit held (path -> sha256): a kept list's, for the worker of an incremental build (src/render/offload.ts). */
   unitFiles(unit: number): Map<string, string>;
+  /** The unit of a kept list (by root path), if the last build kept it. */
+  listUnit(root: string): number | undefined;
+  /** Root paths of the kept lists starting with `prefix`, sorted. */
+  listRoots(prefix: string): string[];
+  /** The smallest unit of a kept list (0 when none). */
+  minListUnit(): number;
   close(): void;
 }
 
@@ -108,6 +114,9 @@ export function recordedHashes(file: string): RecordedHashes {
   // A path may belong to several units (a content-addressed file): the same bytes in each.
   const q = ro.prepare('SELECT sha256 FROM files WHERE path = ? LIMIT 1').pluck();
   const byUnit = ro.prepare('SELECT path, sha256 FROM files WHERE unit = ?').raw();
+  const listUnit = ro.prepare('SELECT unit FROM lists WHERE root = ?').pluck();
+  const listRoots = ro.prepare('SELECT root FROM lists WHERE substr(root, 1, length(?)) = ? ORDER BY root').pluck();
+  const minListUnit = ro.prepare('SELECT min(unit) FROM lists').pluck();
   q.get(''); // the read transaction (and its snapshot) begins with the first read
   let open = true;
   // A list's files are asked for twice in a row (ListStore.paths, then retire): the last unit's are kept.
@@ -119,6 +128,9 @@ export function recordedHashes(file: string): RecordedHashes {
       if (last?.unit !== unit) last = { unit, files: new Map(byUnit.all(unit) as Array<[string, string]>) };
       return last.files;
     },
+    listUnit: (root) => (open ? (listUnit.get(root) as number | undefined) : undefined),
+    listRoots: (prefix) => (open ? (listRoots.all(prefix, prefix) as string[]) : []),
+    minListUnit: () => Math.min(0, (open ? (minListUnit.get() as number | null) : null) ?? 0),
     close: () => {
       if (!open) return;
       open = false;

@@ -15,7 +15,7 @@ import { DAY, dayStart, HOUR, hourStart, monthStart } from '../../derive/hosts/t
 import { SNAPSHOT_INFO_PATH } from '../../edge/resolve.js';
 import { LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type ListRoot } from '../../edge/list-format.js';
 import { level0Of } from '../list-patch.js';
-import type { KeptListUnits, ListStore, RenderContext, UptimeReport } from '../context.js';
+import type { RenderContext, UptimeReport } from '../context.js';
 import { ListWriter, pendingOf, type FileSink, type ListWriterOptions, type Pending } from '../lists.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 
@@ -146,25 +146,6 @@ export function renderUptime(ctx: RenderContext, hosts: readonly UptimeHost[]): 
   // The lists of hosts no longer known.
   if (ctx.lists !== undefined) for (const root of ctx.lists.roots(UPTIME_PREFIX)) if (!roots.has(root)) ctx.lists.drop(root);
   ctx.uptimeReport = report;
-}
-
-/**
- * The uptime lists of `hosts` with their units, for a worker that writes them with a store of its own
- * (src/render/offload.ts keptListStore): the units of new hosts' lists are allotted in `store`, and
- * the lists of hosts no longer known dropped from it, as renderUptime does at its end.
- */
-export function uptimeListUnits(store: ListStore, hosts: readonly UptimeHost[]): KeptListUnits[] {
-  const out: KeptListUnits[] = [];
-  for (const h of hosts) {
-    for (const resolution of RESOLUTIONS) {
-      const root = listRootPath(UPTIME_ROUTE, [h.hostname, resolution]);
-      const kept = store.has(root);
-      out.push({ root, unit: store.unit(root), kept });
-    }
-  }
-  const roots = new Set(out.map((l) => l.root));
-  for (const root of store.roots(UPTIME_PREFIX)) if (!roots.has(root)) store.drop(root);
-  return out;
 }
 
 /** One host's uptime lists, written in full (for a render of some hosts only: tests). */

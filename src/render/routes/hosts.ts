@@ -8,12 +8,11 @@ import { HOSTS_QUERIES } from '../../api/hosts/query.js';
 import type { Queries } from '../../api/query/types.js';
 import { hostIncidents, type HostRole } from '../../derive/hosts/read.js';
 import { hostStateIntervals } from '../../derive/hosts/timeline.js';
-import type { Db } from '../../db/index.js';
 import type { RenderContext } from '../context.js';
 import { renderUptime as renderHostsUptime } from './host-uptime.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 
-export { renderHostUptime, uptimeListUnits } from './host-uptime.js';
+export { renderHostUptime } from './host-uptime.js';
 
 export interface HostRow {
   id: number;
@@ -21,9 +20,9 @@ export interface HostRow {
   role: HostRole | null;
 }
 
-/** Every known host, by hostname (bounded by the host count, 1,200 at the peppol scale, not by participants). */
-export function knownHosts(db: Db): HostRow[] {
-  return db.prepare('SELECT id, hostname, role FROM hosts ORDER BY hostname').all() as HostRow[];
+function knownHosts(ctx: RenderContext): HostRow[] {
+  // Bounded by the host count (1,200 at the peppol scale), not by participants.
+  return ctx.db.prepare('SELECT id, hostname, role FROM hosts ORDER BY hostname').all() as HostRow[];
 }
 
 type HostsRouteId = keyof typeof HOSTS_QUERIES;
@@ -49,7 +48,7 @@ function renderSml(ctx: RenderContext): void {
 }
 
 function renderHostDetail(ctx: RenderContext): void {
-  for (const h of knownHosts(ctx.db)) {
+  for (const h of knownHosts(ctx)) {
     ctx.exact(['v1', 'hosts', h.hostname], body(HOST_ROUTE, ctx, { hostname: h.hostname, at: undefined }));
     const list = ctx.list(HOST_ROUTE, [h.hostname], STATE_DIRS);
     for (const s of hostStateIntervals(ctx.db, h.id)) {
@@ -61,7 +60,7 @@ function renderHostDetail(ctx: RenderContext): void {
 }
 
 function renderHostIncidents(ctx: RenderContext): void {
-  for (const h of knownHosts(ctx.db)) {
+  for (const h of knownHosts(ctx)) {
     const list = ctx.list(HOST_INCIDENTS_ROUTE, [h.hostname], INCIDENT_DIRS, ['status']);
     for (const { item, key } of hostIncidents(ctx.db, { host: h.hostname })) list.add(incidentApi(item), [key.started_at, key.id], { status: [item.status] });
     list.finish();
@@ -77,7 +76,7 @@ function renderIncidents(ctx: RenderContext): void {
 }
 
 function renderUptime(ctx: RenderContext): void {
-  renderHostsUptime(ctx, knownHosts(ctx.db));
+  renderHostsUptime(ctx, knownHosts(ctx));
 }
 
 export const HOSTS_RENDERERS: Record<string, (ctx: RenderContext) => void> = {
