@@ -43,9 +43,10 @@ export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'participant
 /**
  * The routes an incremental build renders in the worker: the uptime lists and the event feed's lists
  * (at `peppol` about 10 and 5 s of a sweep cycle's render), kept apart from every other route's lists,
- * while the main thread patches the participant lists (12–17 s) and renders the rest.
+ * and four routes of unit 0 only (about a second each), while the main thread patches the participant
+ * lists (12–17 s) and renders the rest.
  */
-export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'events.list'];
+export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'events.list', 'aps.churn', 'aps.churn_participants', 'hosts.detail', 'hosts.incidents'];
 /** The route both threads render, batch by batch (RenderContext.forEachParticipant). */
 export const SHARED_ROUTE = 'participants.detail';
 /** Participant ids per batch of SHARED_ROUTE. */
