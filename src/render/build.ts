@@ -45,8 +45,9 @@ export interface BuildOptions {
   /** Render every file, whatever the previous build left (`build --full`). */
   full?: boolean;
   /**
-   * A full render renders some routes in a worker thread (src/render/offload.ts); false renders every
-   * route on the calling thread. Default true. For tests and benchmarks.
+   * A render renders some routes in a worker thread (src/render/offload.ts; an incremental one unless
+   * the previous build was killed); false renders every route on the calling thread. Default true.
+   * For tests and benchmarks.
    */
   worker?: boolean;
   /**
@@ -84,7 +85,7 @@ export interface BuildSummary {
     uptime: UptimeReport | null;
     /** The event feed's lists: which partitions were written (src/render/routes/events.ts). */
     events: EventsReport | null;
-    /** 2 when a worker thread shared the render (a full one, src/render/offload.ts), else 1. */
+    /** 2 when a worker thread shared the render (src/render/offload.ts), else 1. */
     threads: 1 | 2;
     /**
      * How a file rendered again is compared with the one on disk: by the hash the state recorded
