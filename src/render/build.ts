@@ -27,7 +27,7 @@ import { renderSite, SITE_RENDER } from './site/index.js';
 import { templatesDir } from './site/template.js';
 import { createRecords, INCREMENTAL_OFFLOADED_ROUTES, mergeRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
-import { changedSeats, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, recordedHashes, RenderState, renderFingerprint, type RecordedHashes, type RenderPlan } from './state.js';
+import { changedSeats, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, recordedState, RenderState, renderFingerprint, type RecordedState, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 import { DAY_MS } from '../api/time.js';
@@ -213,7 +213,7 @@ function renderInto(opts: BuildOptions, db: ReturnType<typeof openDb>, state: Re
   } else removeRecords(recordsPath);
   // A full render the state vouches for knows an unchanged file by the hash the state recorded,
   // without reading it (RenderPlan): from a snapshot of the state taken before this build changes it.
-  const recorded = plan.mode === 'full' && plan.trusted && !emptyAtStart ? recordedHashes(state.file) : null;
+  const recorded = plan.mode === 'full' && plan.trusted && !emptyAtStart ? recordedState(state.file) : null;
   try {
     return renderWith(opts, db, state, a, plan, { emptyAtStart, dbId, seatsNow, recordsPath: useWorker ? recordsPath : null, recorded });
   } finally {
@@ -232,7 +232,7 @@ function renderWith(
   state: RenderState,
   a: RenderArgs,
   plan: RenderPlan,
-  b: { emptyAtStart: boolean; dbId: string; seatsNow: Map<string, string>; recordsPath: string | null; recorded: RecordedHashes | null },
+  b: { emptyAtStart: boolean; dbId: string; seatsNow: Map<string, string>; recordsPath: string | null; recorded: RecordedState | null },
 ): BuildSummary {
   const { upto, fingerprint, generatedAt, progress } = a;
   const { emptyAtStart, dbId, seatsNow, recordsPath, recorded } = b;
@@ -252,8 +252,11 @@ function renderWith(
   try {
     if (plan.mode === 'incremental') {
       participants = collectChangedParticipants(db, plan.since, upto, changedSeats(state.seats(), seatsNow));
-      collectUptimeChanges(db, plan.since, upto);
-      collectEventChanges(db, plan.since, upto);
+      // The uptime and event change sets, for the routes of them this thread renders (the worker
+      // collects its own).
+      const onWorker = recordsPath === null ? [] : INCREMENTAL_OFFLOADED_ROUTES;
+      if (!onWorker.includes('hosts.uptime')) collectUptimeChanges(db, plan.since, upto);
+      if (!onWorker.includes('events.list')) collectEventChanges(db, plan.since, upto);
       const units = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
       state.retireUnits([BUILD_UNIT, ...units]);
     } else {
@@ -372,7 +375,7 @@ function renderWith(
 function startOffload(
   opts: BuildOptions,
   plan: RenderPlan,
-  a: { recordsPath: string; renderOpts: RenderOptions; emptyAtStart: boolean; db: ReturnType<typeof openDb>; state: RenderState; upto: number; recorded: RecordedHashes | null },
+  a: { recordsPath: string; renderOpts: RenderOptions; emptyAtStart: boolean; db: ReturnType<typeof openDb>; state: RenderState; upto: number; recorded: RecordedState | null },
 ): Offload {
   const job = { dbPath: opts.dbPath, outDir: opts.outDir, recordsPath: a.recordsPath, nowMs: opts.nowMs, opts: a.renderOpts, fresh: a.emptyAtStart };
   if (plan.mode === 'full') {

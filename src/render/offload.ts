@@ -12,7 +12,7 @@
 //   INCREMENTAL_OFFLOADED_ROUTES, the uptime lists and the event feed's lists, patched or written
 //   again from their kept files as on the main thread. What each kept list held, and the hashes of
 //   the previous build, it reads from a read-only snapshot of the state as the previous build
-//   committed it (src/render/state.ts recordedHashes); it records the lists it drops
+//   committed it (src/render/state.ts recordedState); it records the lists it drops
 //   (`dropped_lists`), the files its lists no longer hold (`retired_files`), the paths whose manifest
 //   entry may differ (`touched_paths`), and gives the lists it creates provisional units, below every
 //   unit of the snapshot, that the main thread replaces by units of its own when it merges.
@@ -31,7 +31,7 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
 import Database from 'better-sqlite3';
 import type { EventsReport, ListStore, ListsReport, RenderOptions, UptimeReport } from './context.js';
 import type { SinkStats } from './sink.js';
-import type { RecordedHashes } from './state.js';
+import type { RecordedState } from './state.js';
 
 /**
  * The routes a full build renders in the worker: the uptime lists, then its share of the participants'
@@ -252,7 +252,7 @@ export class Offload {
  * as `offload`): the lists it dropped are forgotten and the files its lists no longer hold are retired,
  * as the main thread's store does (src/render/state.ts); then its kept lists are added, with units
  * `allot` gives (an incremental build's: the worker's units were provisional) or as they are (a full
- * build's), and its files with them; then the paths it touched.
+ * build's), and its files with them; then, in an incremental build, the paths it touched.
  */
 export function mergeRecords(state: Database.Database, allot: ((root: string) => number) | null): void {
   state.exec(`DELETE FROM main.lists WHERE root IN (SELECT root FROM offload.dropped_lists);
@@ -269,10 +269,8 @@ export function mergeRecords(state: Database.Database, allot: ((root: string) =>
                 SELECT f.path, coalesce(m.unit, f.unit), f.sha256, f.bytes, f.content_type, f.cache_class
                 FROM offload.files f LEFT JOIN temp.worker_units m ON m.provisional = f.unit ORDER BY f.path, 2;
               DROP TABLE temp.worker_units`);
-  // An incremental build's sink records the paths whose manifest entry may differ (src/render/manifest.ts).
-  if (state.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'touched'").get() !== undefined) {
-    state.exec('INSERT OR IGNORE INTO temp.touched (path) SELECT path FROM offload.touched_paths');
-  }
+  // An incremental build's manifest is patched where paths were touched (src/render/manifest.ts).
+  if (allot !== null) state.exec('INSERT OR IGNORE INTO temp.touched (path) SELECT path FROM offload.touched_paths');
 }
 
 /**
@@ -281,7 +279,7 @@ export function mergeRecords(state: Database.Database, allot: ((root: string) =>
  * (mergeRecords gives them units of the main thread's store). The lists it drops and the files they
  * no longer hold are recorded for the main thread (`dropped_lists`, `retired_files`).
  */
-export function keptListStore(records: Database.Database, recorded: RecordedHashes): ListStore {
+export function keptListStore(records: Database.Database, recorded: RecordedState): ListStore {
   const created = new Map<string, number>();
   const provisional = new Set<number>();
   const dropped = new Set<string>();

@@ -9,7 +9,7 @@ import { RenderContext, type ListStore } from './context.js';
 import { keptListStore, recordsListStore, SharedBatches, timedRender, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
 import { RENDERERS } from './routes/index.js';
 import { DirectorySink } from './sink.js';
-import { collectEventChanges, collectUptimeChanges, recordedHashes } from './state.js';
+import { collectEventChanges, collectUptimeChanges, recordedState } from './state.js';
 
 // The job the main thread started this worker with (src/render/offload.ts Offload.start).
 const job = workerData as OffloadJob;
@@ -28,7 +28,7 @@ class CountingSink extends DirectorySink {
 function run(): OffloadReport {
   const db = openDb(job.dbPath, { readonly: true, cacheMiB: 64 });
   const records = new Database(job.recordsPath);
-  const recorded = job.stateFile === null ? null : recordedHashes(job.stateFile);
+  const recorded = job.stateFile === null ? null : recordedState(job.stateFile);
   try {
     records.pragma('journal_mode = OFF');
     records.pragma('synchronous = OFF');
@@ -52,10 +52,8 @@ function run(): OffloadReport {
       if (render === undefined) throw new Error(`no renderer for ${id}`);
       timedRender(routes, id, () => render(ctx));
     }
-    // The paths whose manifest entry may differ (the sink records them where it knows earlier hashes).
-    if (records.prepare("SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = 'touched'").get() !== undefined) {
-      records.exec('INSERT INTO main.touched_paths (path) SELECT path FROM temp.touched');
-    }
+    // An incremental build's paths whose manifest entry may differ (the sink records them, knowing the earlier hashes).
+    if (inc !== null) records.exec('INSERT INTO main.touched_paths (path) SELECT path FROM temp.touched');
     records.exec('COMMIT');
     db.exec('COMMIT');
     return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport, events: ctx.eventsReport };

@@ -44,8 +44,11 @@ export type RenderPlan =
   | { mode: 'full'; reason: string; trusted: boolean }
   | { mode: 'incremental'; reason: string; since: number; recovering: boolean };
 
-/** The hashes a state recorded for its files, read from the state as its last build committed it. */
-export interface RecordedHashes {
+/**
+ * What a state recorded, as its last build committed it: the hashes of its files, the files of each
+ * unit, its kept lists.
+ */
+export interface RecordedState {
   sha(rel: string): string | undefined;
   /** The files a render unit held (path -> sha256): a kept list's, for the worker of an incremental build (src/render/offload.ts). */
   unitFiles(unit: number): Map<string, string>;
@@ -104,11 +107,12 @@ function fileSha(p: string): string | null {
 }
 
 /**
- * The hashes the last build recorded, as it committed them: a read-only connection of its own whose
- * snapshot is taken now, so what this build deletes or writes in its transaction is not seen. Each
- * thread of a full render opens its own (src/render/offload.ts).
+ * What the last build recorded, as it committed it: a read-only connection of its own whose snapshot
+ * is taken now, so what this build deletes or writes in its transaction is not seen. Each thread of a
+ * full render the state vouches for opens its own, and so does the worker of an incremental build
+ * (src/render/offload.ts).
  */
-export function recordedHashes(file: string): RecordedHashes {
+export function recordedState(file: string): RecordedState {
   const ro = new Database(file, { readonly: true, fileMustExist: true });
   ro.exec('BEGIN');
   // A path may belong to several units (a content-addressed file): the same bytes in each.
