@@ -81,6 +81,32 @@ function tree(dir: string): Map<string, string> {
   return out;
 }
 
+/** Two trees hold the same paths with the same bytes. */
+function expectSameTree(a: string, b: string): void {
+  const x = treeBytes(a);
+  const y = treeBytes(b);
+  expect([...x.keys()].sort()).toEqual([...y.keys()].sort());
+  expect([...x].filter(([p, bytes]) => !y.get(p)!.equals(bytes)).map(([p]) => p)).toEqual([]);
+}
+
+/**
+ * The state of an output directory as two builds of the same files must agree on, whichever thread
+ * allotted the units: each file with its hash and kind of unit (a participant's or the build's, or a
+ * kept list's), the kept lists' roots, and how many list units hold files.
+ */
+function stateRows(dir: string): unknown[] {
+  const s = new Database(statePath(dir), { readonly: true });
+  try {
+    return [
+      s.prepare('SELECT path, unit >= 0 AS participant_or_build, sha256 FROM files ORDER BY path, unit >= 0').raw().all(),
+      s.prepare('SELECT root FROM lists ORDER BY root').pluck().all(),
+      s.prepare('SELECT count(DISTINCT unit) FROM files WHERE unit < 0').pluck().get(),
+    ];
+  } finally {
+    s.close();
+  }
+}
+
 describe('build', () => {
   let db: string;
   let out: string;
@@ -154,10 +180,7 @@ describe('build', () => {
     const afterKill = runBuild({ config: defaultConfig(), dbPath: db, outDir: dir, nowMs: NOW });
     expect(afterKill.render).toMatchObject({ mode: 'full', compare: 'bytes' });
     expect(afterKill.written).toBe(victims.length);
-    const ta = treeBytes(dir);
-    const tb = treeBytes(out);
-    expect([...ta.keys()].sort()).toEqual([...tb.keys()].sort());
-    expect([...ta].filter(([f, bytes]) => !tb.get(f)!.equals(bytes)).map(([f]) => f)).toEqual([]);
+    expectSameTree(dir, out);
   }, 300_000);
 
   it('verify reports a changed file and a missing one; the CLI exits 1', async () => {
@@ -235,20 +258,9 @@ describe('build', () => {
     expect(one.render.threads).toBe(1);
     expect(one.written).toBe(first.written);
     expect(one.written_by_class).toEqual(first.written_by_class);
-    const a = treeBytes(out);
-    const b = treeBytes(single);
-    expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
-    expect([...a].filter(([p, bytes]) => !b.get(p)!.equals(bytes)).map(([p]) => p)).toEqual([]);
+    expectSameTree(out, single);
     // Every file is recorded with its render unit in both states (the worker's rows were merged).
-    const rows = (dir: string): unknown[] => {
-      const s = new Database(`${dir}.state.sqlite`, { readonly: true });
-      try {
-        return s.prepare('SELECT path, unit >= 0 AS participant_or_build, sha256 FROM files ORDER BY path, unit').raw().all();
-      } finally {
-        s.close();
-      }
-    };
-    expect(rows(out)).toEqual(rows(single));
+    expect(stateRows(out)).toEqual(stateRows(single));
     expect(fs.readdirSync(path.dirname(out)).filter((f) => f.startsWith(path.basename(out)) && f.endsWith('.worker'))).toEqual([]);
   }, 300_000);
   // An incremental build renders the uptime and event lists in the worker thread while the main thread
@@ -322,25 +334,10 @@ describe('build', () => {
     // unchanged one leaves its manifest shard as it was.
     expect(two.manifest.mode).toBe('patched');
     expect(two.manifest.shards_cut).toBeLessThanOrEqual(one.manifest.shards_cut);
-    const x = treeBytes(a.out);
-    const y = treeBytes(b.out);
-    expect([...x.keys()].sort()).toEqual([...y.keys()].sort());
-    expect([...x].filter(([p, bytes]) => !y.get(p)!.equals(bytes)).map(([p]) => p)).toEqual([]);
+    expectSameTree(a.out, b.out);
     // The worker's files, retirements and lists were taken into the state as the main thread records
     // its own (units may be allotted in another order).
-    const rows = (dir: string): unknown[] => {
-      const s = new Database(statePath(dir), { readonly: true });
-      try {
-        return [
-          s.prepare('SELECT path, unit >= 0 AS participant_or_build, sha256 FROM files ORDER BY path, unit >= 0').raw().all(),
-          s.prepare('SELECT root FROM lists ORDER BY root').pluck().all(),
-          s.prepare('SELECT count(DISTINCT unit) FROM files WHERE unit < 0').pluck().get(),
-        ];
-      } finally {
-        s.close();
-      }
-    };
-    expect(rows(a.out)).toEqual(rows(b.out));
+    expect(stateRows(a.out)).toEqual(stateRows(b.out));
     // The next build of each is incremental again and writes the same.
     const next = later + 15 * 60_000;
     const two2 = runBuild({ config: defaultConfig(), dbPath: a.db, outDir: a.out, nowMs: next });
@@ -400,10 +397,7 @@ describe('a full derive in a process of its own', () => {
     expect(apart.pruned_probe_rows).toBeGreaterThan(0);
     expect(apart.pruned_probe_rows).toBe(inProcess.pruned_probe_rows);
     expect(derivedTables(a)).toEqual(derivedTables(b));
-    const ta = treeBytes(outA);
-    const tb = treeBytes(outB);
-    expect([...ta.keys()].sort()).toEqual([...tb.keys()].sort());
-    expect([...ta].filter(([f, bytes]) => !tb.get(f)!.equals(bytes)).map(([f]) => f)).toEqual([]);
+    expectSameTree(outA, outB);
     // The next build's derive is incremental: in the build's own process.
     const next = runBuild({ config: defaultConfig(), dbPath: a, outDir: outA, nowMs: NOW });
     expect(next.derive.full).toBe(false);
