@@ -149,11 +149,13 @@ export class RenderContext {
    * Calls `fn` for each participant whose own files (detail, first events and history pages, their
    * lists) this build renders, in participant_id order (with shared `batches`: this thread's share,
    * in order); the files `fn` puts belong to the participant's render unit. Batched: no statement
-   * stays open while `fn` queries.
+   * stays open while `fn` queries; `onBatch` sees each batch before `fn` sees its participants.
    */
-  forEachParticipant(fn: (p: ParticipantUnit) => void): void {
+  forEachParticipant(fn: (p: ParticipantUnit) => void, onBatch?: (batch: readonly ParticipantUnit[]) => void): void {
     try {
       for (const rows of this.participantBatches()) {
+        // Before the batch's participants: what `fn` reads for all of them at once (up to UNIT_BATCH).
+        onBatch?.(rows);
         for (const r of rows) {
           this.sink.unit = r.participant_id;
           fn(r);

@@ -3,7 +3,7 @@
 // (src/edge/compose/participants.ts) must give byte-identical answers from the snapshot's files.
 // Shared pure rules (search, envelopes, cursors, meta, the filter_count budget): ../participants/plan.ts.
 import type { Db } from '../../db/index.js';
-import { participantEvents, participantHistory, participantKey, participantStats, participantView } from '../../derive/participants/read.js';
+import { participantEvents, participantHistory, participantKey, participantStats, participantView, type EventKey, type HistoryKey, type Keyed, type ParticipantEvent, type ParticipantHistoryRow, type ParticipantView as ReadParticipantView } from '../../derive/participants/read.js';
 import type { ParamsOf } from '../handlers.js';
 import type { SortKey } from '../sort-keys.js';
 import { acceptedValues, activeDimensions, type FilterDimension, classifySearch, EVENTS_ROUTE, foldName, metaMode, planList, plannedPostingDimensions, searchTrigrams, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
@@ -13,7 +13,7 @@ import type { ParticipantListItem, ParticipantStats, ParticipantView } from '../
 import type { Queries, QueryFn } from '../query/types.js';
 import { afterSql, keysetOf, orderBySql } from '../query/keyset.js';
 import { apiTs, apiTsOrNull } from '../time.js';
-import { pageBody } from '../page.js';
+import { pageBody, type PageBody } from '../page.js';
 import { FacetCounter, type FacetTuple, type LabelledDimension } from './facets.js';
 import { SCHEME_LABELS, schemeLabel } from './schemes.js';
 
@@ -66,7 +66,11 @@ export function listItemOf(r: ListRow, seatNames: ReadonlyMap<string, string>): 
 /** ParticipantView with the schemas' timestamp form. */
 export function viewOf(db: Db, id: string): ParticipantView | null {
   const v = participantView(db, id);
-  if (v === null) return null;
+  return v === null ? null : apiViewOf(v);
+}
+
+/** The API's ParticipantView of the reader's (instants as the API writes them). */
+export function apiViewOf(v: ReadParticipantView): ParticipantView {
   return {
     ...v,
     directory: { present: v.directory.present, since: apiTsOrNull(v.directory.since) },
@@ -242,11 +246,15 @@ export const participantsEvents: QueryFn<'participants.events'> = (db, params) =
   const c = params.cursor;
   // parseRequest accepts a cursor only when its key fits the route's order: [observed_at ms, event id].
   const after = c === undefined ? null : { observed_at: c.key[0] as number, id: c.key[1] as string };
-  const gen = participantEvents(db, id, { after });
-  const pg = takePage(gen, params.limit, (k) => [k.observed_at, k.id]);
-  const items = pg.items.map((e) => ({ id: e.id, type: e.type, observed_at: apiTs(e.observed_at), payload: e.payload }));
-  return ok(pageBody(EVENTS_ROUTE, [id], items, pg.keys, pg.more));
+  return ok(eventsPageOf(id, participantEvents(db, id, { after }), params.limit));
 };
+
+/** A page of a participant's events from its events after the cursor, in list order (the oracle's answer, and a record's first page). */
+export function eventsPageOf(id: string, events: Iterable<Keyed<ParticipantEvent, EventKey>>, limit: number): PageBody<Record<string, unknown>> {
+  const pg = takePage(events, limit, (k) => [k.observed_at, k.id]);
+  const items = pg.items.map((e) => ({ id: e.id, type: e.type, observed_at: apiTs(e.observed_at), payload: e.payload }));
+  return pageBody(EVENTS_ROUTE, [id], items, pg.keys, pg.more);
+}
 
 export const participantsHistory: QueryFn<'participants.history'> = (db, params) => {
   const id = params.id;
@@ -254,10 +262,15 @@ export const participantsHistory: QueryFn<'participants.history'> = (db, params)
   const c = params.cursor;
   // parseRequest accepts a cursor only when its key fits the route's order: [valid_from ms, fact].
   const after = c === undefined ? null : { valid_from: c.key[0] as number, fact: c.key[1] as string };
-  const pg = takePage(participantHistory(db, id, { after }), params.limit, (k) => [k.valid_from, k.fact]);
-  const items = pg.items.map((h) => ({ fact: h.fact, valid_from: apiTs(h.valid_from), valid_to: apiTsOrNull(h.valid_to), detail: h.detail }));
-  return ok(pageBody(HISTORY_ROUTE, [id], items, pg.keys, pg.more));
+  return ok(historyPageOf(id, participantHistory(db, id, { after }), params.limit));
 };
+
+/** A page of a participant's history from its rows after the cursor, in list order (the oracle's answer, and a record's first page). */
+export function historyPageOf(id: string, rows: Iterable<Keyed<ParticipantHistoryRow, HistoryKey>>, limit: number): PageBody<Record<string, unknown>> {
+  const pg = takePage(rows, limit, (k) => [k.valid_from, k.fact]);
+  const items = pg.items.map((h) => ({ fact: h.fact, valid_from: apiTs(h.valid_from), valid_to: apiTsOrNull(h.valid_to), detail: h.detail }));
+  return pageBody(HISTORY_ROUTE, [id], items, pg.keys, pg.more);
+}
 
 export const statsParticipants: QueryFn<'stats.participants'> = (db, _params, nowMs) => ok(statsOf(db, nowMs));
 

@@ -190,16 +190,31 @@ function endpointSetOf(db: Db, id: number): EndpointSet {
 /** ParticipantView of a canonical participant id, or null when unknown. */
 export function participantView(db: Db, pid: string): ParticipantView | null {
   const r = statement(db, 'SELECT l.* FROM participants p JOIN participant_list l ON l.participant_id = p.id WHERE p.pid = ?').get(pid) as ListDbRow | undefined;
-  if (!r) return null;
+  return r ? viewOfRow(db, r) : null;
+}
+
+/**
+ * ParticipantView of a participant_list row. `providers` memoises the seats' providers for the
+ * caller (a full build's records ask for the same ~1,500 seats three million times); the caller
+ * keeps it no longer than the database stays as it is.
+ */
+function viewOfRow(db: Db, r: ListDbRow, providers?: Map<string, SeatProvider>): ParticipantView {
   const endpoints: ParticipantEndpointView[] = [];
   const seats: SeatRef[] = [];
   if (r.endpoint_set_id !== null) {
     const set = endpointSetOf(db, r.endpoint_set_id);
     const refs = new Map<string, SeatRef>();
+    const providerOf = (seat: string, subject: string | null): SeatProvider => {
+      if (providers === undefined) return seatProvider(db, seat, subject);
+      const k = `${seat}\u0000${subject ?? ''}\u0000${subject === null ? 0 : 1}`;
+      let p = providers.get(k);
+      if (p === undefined) providers.set(k, (p = seatProvider(db, seat, subject)));
+      return p;
+    };
     const refOf = (seat: string, subject: string | null): SeatRef => {
       let ref = refs.get(seat);
       if (!ref) {
-        ref = { seat_id: seat, provider: seatProvider(db, seat, subject) };
+        ref = { seat_id: seat, provider: providerOf(seat, subject) };
         refs.set(seat, ref);
       }
       return ref;
@@ -262,12 +277,14 @@ export function* participantHistory(db: Db, pid: string, opts: { after?: History
     `SELECT valid_from, fact, valid_to, flag, name, country, registration_date, hostname FROM participant_history
      WHERE participant_id = ? ${cond} ORDER BY valid_from DESC, fact ASC`,
   ).iterate(...args) as IterableIterator<HistoryDbRow>;
-  for (const r of rows) {
-    yield {
-      item: { fact: r.fact, valid_from: isoTime(r.valid_from), valid_to: isoOrNull(r.valid_to), detail: historyDetail(r) },
-      key: { valid_from: r.valid_from, fact: r.fact },
-    };
-  }
+  for (const r of rows) yield historyOfRow(r);
+}
+
+function historyOfRow(r: HistoryDbRow): Keyed<ParticipantHistoryRow, HistoryKey> {
+  return {
+    item: { fact: r.fact, valid_from: isoTime(r.valid_from), valid_to: isoOrNull(r.valid_to), detail: historyDetail(r) },
+    key: { valid_from: r.valid_from, fact: r.fact },
+  };
 }
 
 /** A participant's change events, newest first (observed_at DESC, id DESC); empty when unknown. */
@@ -280,11 +297,67 @@ export function* participantEvents(db: Db, pid: string, opts: { after?: EventKey
     cond = 'AND (observed_at < ? OR (observed_at = ? AND id < ?))';
     args.push(opts.after.observed_at, opts.after.observed_at, opts.after.id);
   }
-  const rows = iterating(db, `SELECT id, type, observed_at, payload FROM events WHERE participant_id = ? ${cond} ORDER BY observed_at DESC, id DESC`)
-    .iterate(...args) as IterableIterator<{ id: string; type: EventType; observed_at: number; payload: string }>;
-  for (const r of rows) {
-    yield { item: { id: r.id, type: r.type, observed_at: isoTime(r.observed_at), payload: JSON.parse(r.payload) as Record<string, unknown> }, key: { observed_at: r.observed_at, id: r.id } };
+  const rows = iterating(db, `SELECT id, type, observed_at, payload FROM events WHERE participant_id = ? ${cond} ORDER BY observed_at DESC, id DESC`).iterate(...args) as IterableIterator<EventDbRow>;
+  for (const r of rows) yield eventOfRow(r);
+}
+
+interface EventDbRow {
+  id: string;
+  type: EventType;
+  observed_at: number;
+  payload: string;
+}
+
+function eventOfRow(r: EventDbRow): Keyed<ParticipantEvent, EventKey> {
+  return { item: { id: r.id, type: r.type, observed_at: isoTime(r.observed_at), payload: JSON.parse(r.payload) as Record<string, unknown> }, key: { observed_at: r.observed_at, id: r.id } };
+}
+
+/** A participant's view and the heads of its history and events, as participantView, participantHistory and participantEvents give them. */
+export interface ParticipantRows {
+  view: ParticipantView;
+  /** The newest `take` history rows at most, in list order. */
+  history: Array<Keyed<ParticipantHistoryRow, HistoryKey>>;
+  /** The newest `take` events at most, in list order. */
+  events: Array<Keyed<ParticipantEvent, EventKey>>;
+}
+
+/**
+ * The views and the heads (`take` items at most) of the history and events of the participants
+ * `ids` (ascending participant_id), with one statement per table for all of them: a build's records
+ * (src/render/routes/participants.ts) ask for three million participants in batches, where a
+ * statement per participant and table was most of a record's SQLite time. A batch whose ids are
+ * dense (a full build's) reads its range; a sparse one (an incremental build's changed
+ * participants) looks each id up within the same statement. Participants without a list row are
+ * absent from the result. `providers`: see viewOfRow.
+ */
+export function participantRowsOf(db: Db, ids: readonly number[], take: number, providers: Map<string, SeatProvider>): Map<number, ParticipantRows> {
+  const out = new Map<number, ParticipantRows>();
+  if (ids.length === 0) return out;
+  const lo = ids[0]!;
+  const hi = ids[ids.length - 1]!;
+  // A range holding at most twice the ids reads little beyond them; otherwise the ids one by one.
+  const dense = hi - lo < 2 * ids.length;
+  const where = dense ? 'participant_id BETWEEN ? AND ?' : 'participant_id IN (SELECT value FROM json_each(?))';
+  const args = dense ? [lo, hi] : [JSON.stringify(ids)];
+  const wanted = dense ? new Set(ids) : null;
+  for (const r of statement(db, `SELECT * FROM participant_list WHERE ${where}`).iterate(...args) as IterableIterator<ListDbRow>) {
+    if (wanted === null || wanted.has(r.participant_id)) out.set(r.participant_id, { view: viewOfRow(db, r, providers), history: [], events: [] });
   }
+  const history = statement(
+    db,
+    `SELECT participant_id, valid_from, fact, valid_to, flag, name, country, registration_date, hostname FROM participant_history
+     WHERE ${where} ORDER BY participant_id, valid_from DESC, fact ASC`,
+  );
+  for (const r of history.iterate(...args) as IterableIterator<HistoryDbRow & { participant_id: number }>) {
+    const p = out.get(r.participant_id);
+    if (p !== undefined && p.history.length < take) p.history.push(historyOfRow(r));
+  }
+  const events = statement(db, `SELECT participant_id, id, type, observed_at, payload FROM events WHERE ${where} ORDER BY participant_id, observed_at DESC, id DESC`);
+  for (const r of events.iterate(...args) as IterableIterator<EventDbRow & { participant_id: number }>) {
+    const p = out.get(r.participant_id);
+    if (p !== undefined && p.events.length < take) p.events.push(eventOfRow(r));
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -8,11 +8,11 @@
 // renders only the changed participants).
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import { DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE } from '../../api/participants/plan.js';
-import { participantsEvents, participantsHistory, statsOf, viewOf } from '../../api/participants/query.js';
+import { apiViewOf, eventsPageOf, historyPageOf, statsOf } from '../../api/participants/query.js';
 import type { SortKey } from '../../api/sort-keys.js';
 import { orderDirs, orderOf, sortKeyOf } from '../../api/routes/request.js';
 import { ROUTES } from '../../api/routes/table.js';
-import { participantEvents, participantHistory } from '../../derive/participants/read.js';
+import { participantEvents, participantHistory, participantRowsOf, type ParticipantRows, type SeatProvider } from '../../derive/participants/read.js';
 import type { ParticipantUnit, RenderContext } from '../context.js';
 import type { ParticipantRecord, RecordPage } from '../../api/participants/record.js';
 import { statement } from '../../db/statements.js';
@@ -34,23 +34,33 @@ const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAUL
  * list (partition `[id]`). All of them belong to the participant's render unit (forEachParticipant).
  */
 export function renderParticipantsDetail(ctx: RenderContext, opts: ParticipantRenderOptions = DEFAULTS): void {
-  ctx.forEachParticipant((r) => {
-    const participant = viewOf(ctx.db, r.pid);
-    if (participant === null) throw new Error(`${DETAIL_ROUTE}: ${r.pid} has no view`);
-    const history = firstPageOf(ctx, HISTORY_ROUTE, r.pid);
-    const events = firstPageOf(ctx, EVENTS_ROUTE, r.pid);
-    const record: ParticipantRecord = { participant, history, events };
-    ctx.exact(['v1', 'participants', r.pid], record);
-    renderPerParticipant(ctx, HISTORY_ROUTE, r, history, opts);
-    renderPerParticipant(ctx, EVENTS_ROUTE, r, events, opts);
-  });
+  // Read a batch at a time (participantRowsOf): a page's head and one item more, to know whether more follow.
+  const providers = new Map<string, SeatProvider>();
+  let batch = new Map<number, ParticipantRows>();
+  ctx.forEachParticipant(
+    (r) => {
+      const rows = batch.get(r.participant_id);
+      if (rows === undefined) throw new Error(`${DETAIL_ROUTE}: ${r.pid} has no view`);
+      const history = recordPage(historyPageOf(r.pid, rows.history, LIMIT_DEFAULT));
+      const events = recordPage(eventsPageOf(r.pid, rows.events, LIMIT_DEFAULT));
+      const record: ParticipantRecord = { participant: apiViewOf(rows.view), history, events };
+      ctx.exact(['v1', 'participants', r.pid], record);
+      renderPerParticipant(ctx, HISTORY_ROUTE, r, history, opts);
+      renderPerParticipant(ctx, EVENTS_ROUTE, r, events, opts);
+    },
+    (units) => {
+      batch = participantRowsOf(
+        ctx.db,
+        units.map((u) => u.participant_id),
+        LIMIT_DEFAULT + 1,
+        providers,
+      );
+    },
+  );
 }
 
-/** The first page of a participant's events or history at default parameters, null when empty. */
-function firstPageOf(ctx: RenderContext, route: typeof EVENTS_ROUTE | typeof HISTORY_ROUTE, pid: string): RecordPage | null {
-  const first = (route === EVENTS_ROUTE ? participantsEvents : participantsHistory)(ctx.db, { id: pid, limit: LIMIT_DEFAULT, cursor: undefined }, ctx.nowMs);
-  if (first.status !== 200) throw new Error(`${route}: ${pid} has no first page`);
-  const page = first.body as RecordPage;
+/** A record's first page: the oracle's answer at default parameters, null when empty. */
+function recordPage(page: RecordPage): RecordPage | null {
   // Most participants have no events (98,548 of 101,062 at the medium demo): null, not an empty page.
   return page.items.length === 0 ? null : page;
 }
