@@ -12,6 +12,7 @@ import { benchFacets } from './facets.js';
 import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
 import { benchPublish, s3ServerChild } from './publish.js';
+import { benchRecords } from './records.js';
 import { snapshotBytes } from './snapshot.js';
 import { benchStatus } from './status.js';
 
@@ -144,6 +145,18 @@ program
       progressLog(0),
     );
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('records')
+  .description("a participant's record read the oracle's way (a statement per participant and table) and batched (the render's), over a database already built")
+  .requiredOption('--db <file>', 'a derived database')
+  .option('--participants <n>', 'participants read', '200000')
+  .option('--from <id>', 'the first participant_id read', '0')
+  .option('--rounds <n>', 'rounds (the first reads the pages cold)', '3')
+  .action((o: { db: string; participants: string; from: string; rounds: string }) => {
+    const log = progressLog(1);
+    for (const r of benchRecords({ db: o.db, participants: Number(o.participants), from: Number(o.from), rounds: Number(o.rounds) }, log)) console.log(JSON.stringify({ bench: 'records', machine: machine(), ...r }));
   });
 
 program
