@@ -5,9 +5,11 @@
 // No files are written: the figures are the SQLite reads, the objects and their JSON.
 import Database from 'better-sqlite3';
 import { LIMIT_DEFAULT } from '../src/api/params.js';
-import { apiViewOf, eventsPageOf, historyPageOf, participantsEvents, participantsHistory, viewOf } from '../src/api/participants/query.js';
+import { participantsEvents, participantsHistory, viewOf } from '../src/api/participants/query.js';
+import type { RecordPage } from '../src/api/participants/record.js';
 import type { ApiResult } from '../src/api/result.js';
 import { participantRowsOf, type SeatProvider } from '../src/derive/participants/read.js';
+import { RECORD_HEAD, recordOf, recordPage } from '../src/render/routes/participants.js';
 
 export interface RecordsOptions {
   db: string;
@@ -20,12 +22,11 @@ export interface RecordsOptions {
 const BATCH = 2000;
 
 /** A first page's body (the participants read are known: anything but 200 is a failure). */
-function bodyOf(r: ApiResult): { items: unknown[] } {
+function bodyOf(r: ApiResult): RecordPage {
   if (r.status !== 200) throw new Error(`records: the oracle answered ${r.status}`);
-  // A participant's events and history pages (ParticipantEventPage, ParticipantHistoryPage) hold items.
-  return r.body as { items: unknown[] };
+  // A participant's events and history pages (ParticipantEventPage, ParticipantHistoryPage) are RecordPages.
+  return r.body as RecordPage;
 }
-const pageOrNull = (p: { items: unknown[] }): { items: unknown[] } | null => (p.items.length === 0 ? null : p);
 
 export function benchRecords(o: RecordsOptions, log: (line: string) => void): Record<string, unknown>[] {
   const db = new Database(o.db, { readonly: true });
@@ -34,20 +35,20 @@ export function benchRecords(o: RecordsOptions, log: (line: string) => void): Re
     const oracle = (): string[] =>
       units.map((u) => {
         const participant = viewOf(db, u.pid);
-        const history = bodyOf(participantsHistory(db, { id: u.pid, limit: LIMIT_DEFAULT, cursor: undefined }, 0));
-        const events = bodyOf(participantsEvents(db, { id: u.pid, limit: LIMIT_DEFAULT, cursor: undefined }, 0));
-        return JSON.stringify({ participant, history: pageOrNull(history), events: pageOrNull(events) });
+        const history = recordPage(bodyOf(participantsHistory(db, { id: u.pid, limit: LIMIT_DEFAULT, cursor: undefined }, 0)));
+        const events = recordPage(bodyOf(participantsEvents(db, { id: u.pid, limit: LIMIT_DEFAULT, cursor: undefined }, 0)));
+        return JSON.stringify({ participant, history, events });
       });
     const batched = (): string[] => {
       const out: string[] = [];
       const providers = new Map<string, SeatProvider>();
       for (let i = 0; i < units.length; i += BATCH) {
         const b = units.slice(i, i + BATCH);
-        const rows = participantRowsOf(db, b.map((u) => u.participant_id), LIMIT_DEFAULT + 1, providers);
+        const rows = participantRowsOf(db, b.map((u) => u.participant_id), RECORD_HEAD, providers);
         for (const u of b) {
           const r = rows.get(u.participant_id);
           if (r === undefined) throw new Error(`${u.pid}: no list row`);
-          out.push(JSON.stringify({ participant: apiViewOf(r.view), history: pageOrNull(historyPageOf(u.pid, r.history, LIMIT_DEFAULT)), events: pageOrNull(eventsPageOf(u.pid, r.events, LIMIT_DEFAULT)) }));
+          out.push(JSON.stringify(recordOf(u.pid, r)));
         }
       }
       return out;

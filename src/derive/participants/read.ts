@@ -206,7 +206,8 @@ function viewOfRow(db: Db, r: ListDbRow, providers?: Map<string, SeatProvider>):
     const refs = new Map<string, SeatRef>();
     const providerOf = (seat: string, subject: string | null): SeatProvider => {
       if (providers === undefined) return seatProvider(db, seat, subject);
-      const k = `${seat}\u0000${subject ?? ''}\u0000${subject === null ? 0 : 1}`;
+      // A seat id holds no NUL: a key without one is the seat without a subject.
+      const k = subject === null ? seat : `${seat}\u0000${subject}`;
       let p = providers.get(k);
       if (p === undefined) providers.set(k, (p = seatProvider(db, seat, subject)));
       return p;

@@ -34,33 +34,37 @@ const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAUL
  * list (partition `[id]`). All of them belong to the participant's render unit (forEachParticipant).
  */
 export function renderParticipantsDetail(ctx: RenderContext, opts: ParticipantRenderOptions = DEFAULTS): void {
-  // Read a batch at a time (participantRowsOf): a page's head and one item more, to know whether more follow.
   const providers = new Map<string, SeatProvider>();
   let batch = new Map<number, ParticipantRows>();
   ctx.forEachParticipant(
     (r) => {
       const rows = batch.get(r.participant_id);
       if (rows === undefined) throw new Error(`${DETAIL_ROUTE}: ${r.pid} has no view`);
-      const history = recordPage(historyPageOf(r.pid, rows.history, LIMIT_DEFAULT));
-      const events = recordPage(eventsPageOf(r.pid, rows.events, LIMIT_DEFAULT));
-      const record: ParticipantRecord = { participant: apiViewOf(rows.view), history, events };
+      const record = recordOf(r.pid, rows);
       ctx.exact(['v1', 'participants', r.pid], record);
-      renderPerParticipant(ctx, HISTORY_ROUTE, r, history, opts);
-      renderPerParticipant(ctx, EVENTS_ROUTE, r, events, opts);
+      renderPerParticipant(ctx, HISTORY_ROUTE, r, record.history, opts);
+      renderPerParticipant(ctx, EVENTS_ROUTE, r, record.events, opts);
     },
     (units) => {
-      batch = participantRowsOf(
-        ctx.db,
-        units.map((u) => u.participant_id),
-        LIMIT_DEFAULT + 1,
-        providers,
-      );
+      batch = participantRowsOf(ctx.db, units.map((u) => u.participant_id), RECORD_HEAD, providers);
     },
   );
 }
 
+/** The items of a participant's history or events a record is built from: a page and one more, to know whether more follow. */
+export const RECORD_HEAD = LIMIT_DEFAULT + 1;
+
+/** A participant's record from its rows (participantRowsOf with RECORD_HEAD items a list). */
+export function recordOf(pid: string, rows: ParticipantRows): ParticipantRecord {
+  return {
+    participant: apiViewOf(rows.view),
+    history: recordPage(historyPageOf(pid, rows.history, LIMIT_DEFAULT)),
+    events: recordPage(eventsPageOf(pid, rows.events, LIMIT_DEFAULT)),
+  };
+}
+
 /** A record's first page: the oracle's answer at default parameters, null when empty. */
-function recordPage(page: RecordPage): RecordPage | null {
+export function recordPage(page: RecordPage): RecordPage | null {
   // Most participants have no events (98,548 of 101,062 at the medium demo): null, not an empty page.
   return page.items.length === 0 ? null : page;
 }
