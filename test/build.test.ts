@@ -8,7 +8,6 @@ import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
-import { defaultConfig } from '../src/config/index.js';
 import { getMeta, openDb, setMeta } from '../src/db/index.js';
 import { APART_STALE_EXIT } from '../src/derive/apart.js';
 import { startRecording, stopRecording } from '../src/derive/changes.js';
@@ -18,6 +17,7 @@ import { EDGE_ONLY, runBuild, type BuildSummary } from '../src/render/build.js';
 import { statePath } from '../src/render/state.js';
 import { verifySnapshot } from '../src/render/verify.js';
 import { runCli } from './helpers/cli.js';
+import { testConfig } from './helpers/config.js';
 import { copyOfSmallDemoDb } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 import { tree as treeBytes } from './helpers/tree.js';
@@ -114,7 +114,7 @@ describe('build', () => {
   beforeAll(() => {
     db = copyOfSmallDemoDb().path;
     out = tempDir('build-out-');
-    first = runBuild({ config: defaultConfig(), dbPath: db, outDir: out, nowMs: NOW });
+    first = runBuild({ config: testConfig(), dbPath: db, outDir: out, nowMs: NOW });
   }, 300_000);
 
   it('renders every route of the route table and a snapshot that verifies', () => {
@@ -132,7 +132,7 @@ describe('build', () => {
 
   it('a rebuild with the same database and --now rewrites nothing', () => {
     const before = tree(out);
-    const again = runBuild({ config: defaultConfig(), dbPath: db, outDir: out, nowMs: NOW });
+    const again = runBuild({ config: testConfig(), dbPath: db, outDir: out, nowMs: NOW });
     expect(again.written).toBe(0);
     expect(again.removed).toBe(0);
     expect(again.files).toBe(first.files);
@@ -163,13 +163,13 @@ describe('build', () => {
       for (const v of victims) fs.writeFileSync(path.join(dir, v), Buffer.concat([original.get(v)!, Buffer.from(' ')]));
     };
     tamper();
-    const trusted = runBuild({ config: defaultConfig(), dbPath: db, outDir: dir, nowMs: NOW });
+    const trusted = runBuild({ config: testConfig(), dbPath: db, outDir: dir, nowMs: NOW });
     expect(trusted.render).toMatchObject({ mode: 'full', reason: 'the code or the render settings changed', compare: 'state', threads: 2 });
     expect(trusted.written).toBe(0);
     expect(trusted.files).toBe(first.files);
     for (const v of victims) expect(fs.readFileSync(path.join(dir, v)).equals(original.get(v)!), v).toBe(false);
     // --full reads every file: both are written again.
-    const full = runBuild({ config: defaultConfig(), dbPath: db, outDir: dir, nowMs: NOW, full: true });
+    const full = runBuild({ config: testConfig(), dbPath: db, outDir: dir, nowMs: NOW, full: true });
     expect(full.render).toMatchObject({ mode: 'full', compare: 'bytes' });
     expect(full.written).toBe(victims.length);
     for (const v of victims) expect(fs.readFileSync(path.join(dir, v)).equals(original.get(v)!), v).toBe(true);
@@ -177,7 +177,7 @@ describe('build', () => {
     tamper();
     setInfo('fingerprint', 'other code again');
     setInfo('in_progress', '1');
-    const afterKill = runBuild({ config: defaultConfig(), dbPath: db, outDir: dir, nowMs: NOW });
+    const afterKill = runBuild({ config: testConfig(), dbPath: db, outDir: dir, nowMs: NOW });
     expect(afterKill.render).toMatchObject({ mode: 'full', compare: 'bytes' });
     expect(afterKill.written).toBe(victims.length);
     expectSameTree(dir, out);
@@ -206,9 +206,9 @@ describe('build', () => {
       const gz = body[0] === 0x1f && body[1] === 0x8b;
       const kind = e.path.startsWith('i/') ? 'root' : e.path.startsWith('c/') ? 'chunk' : e.path.startsWith('f/') ? 'facets' : /^v1\/participants\/[^/]+\.json$/.test(e.path) ? 'record' : e.path.startsWith('v1/') ? 'answer' : null;
       if (kind === null) {
-        // A bulk download may be a gzip file (its format, docs/bulk.md), stored as it is all the same.
-        const gzFile = e.path.startsWith('bulk/') && e.path.endsWith('.gz');
-        expect({ path: e.path, gz, enc: e.content_encoding }).toEqual({ path: e.path, gz: gzFile, enc: undefined });
+        // Everything else is stored as it is. (These builds write no bulk downloads, testConfig: those
+        // that are gzip files by format are stored as they are too, test/bulk.test.ts.)
+        expect({ path: e.path, gz, enc: e.content_encoding }).toEqual({ path: e.path, gz: false, enc: undefined });
         continue;
       }
       seen[kind]++;
@@ -243,7 +243,7 @@ describe('build', () => {
     const stale = path.join(out, 'c', 'zz', 'stale-chunk.json');
     fs.mkdirSync(path.dirname(stale), { recursive: true });
     fs.writeFileSync(stale, '{}');
-    const again = runBuild({ config: defaultConfig(), dbPath: db, outDir: out, nowMs: NOW, full: true });
+    const again = runBuild({ config: testConfig(), dbPath: db, outDir: out, nowMs: NOW, full: true });
     expect(again.removed).toBe(1);
     expect(fs.existsSync(stale)).toBe(false);
     expect(fs.existsSync(path.dirname(stale))).toBe(false);
@@ -253,7 +253,7 @@ describe('build', () => {
   // (src/render/offload.ts); the same build on one thread gives the same files and the same state.
   it('a full build with the render worker equals one on the calling thread, and leaves no records file', () => {
     const single = tempDir('build-single-');
-    const one = runBuild({ config: defaultConfig(), dbPath: db, outDir: single, nowMs: NOW, worker: false });
+    const one = runBuild({ config: testConfig(), dbPath: db, outDir: single, nowMs: NOW, worker: false });
     expect(first.render.threads).toBe(2);
     expect(one.render.threads).toBe(1);
     expect(one.written).toBe(first.written);
@@ -316,8 +316,8 @@ describe('build', () => {
     measured(a.db);
     measured(b.db);
 
-    const two = runBuild({ config: defaultConfig(), dbPath: a.db, outDir: a.out, nowMs: later });
-    const one = runBuild({ config: defaultConfig(), dbPath: b.db, outDir: b.out, nowMs: later, worker: false });
+    const two = runBuild({ config: testConfig(), dbPath: a.db, outDir: a.out, nowMs: later });
+    const one = runBuild({ config: testConfig(), dbPath: b.db, outDir: b.out, nowMs: later, worker: false });
     expect(two.render).toMatchObject({ mode: 'incremental', threads: 2, compare: 'state' });
     expect(one.render).toMatchObject({ mode: 'incremental', threads: 1, compare: 'state' });
     expect(two.render.uptime).toEqual(one.render.uptime);
@@ -340,8 +340,8 @@ describe('build', () => {
     expect(stateRows(a.out)).toEqual(stateRows(b.out));
     // The next build of each is incremental again and writes the same.
     const next = later + 15 * 60_000;
-    const two2 = runBuild({ config: defaultConfig(), dbPath: a.db, outDir: a.out, nowMs: next });
-    const one2 = runBuild({ config: defaultConfig(), dbPath: b.db, outDir: b.out, nowMs: next, worker: false });
+    const two2 = runBuild({ config: testConfig(), dbPath: a.db, outDir: a.out, nowMs: next });
+    const one2 = runBuild({ config: testConfig(), dbPath: b.db, outDir: b.out, nowMs: next, worker: false });
     expect(two2.render.mode).toBe('incremental');
     expect({ written: two2.written, removed: two2.removed, uptime: two2.render.uptime }).toEqual({ written: one2.written, removed: one2.removed, uptime: one2.render.uptime });
     expect(fs.readdirSync(path.dirname(a.out)).filter((f) => f.endsWith('.worker'))).toEqual([]);
@@ -381,8 +381,8 @@ describe('a full derive in a process of its own', () => {
     };
     const walA = walAtRender(a);
     const walB = walAtRender(b);
-    const apart = runBuild({ config: defaultConfig(), dbPath: a, outDir: outA, nowMs: NOW, progress: walA.progress });
-    const inProcess = runBuild({ config: defaultConfig(), dbPath: b, outDir: outB, nowMs: NOW, deriveApart: false, progress: walB.progress });
+    const apart = runBuild({ config: testConfig(), dbPath: a, outDir: outA, nowMs: NOW, progress: walA.progress });
+    const inProcess = runBuild({ config: testConfig(), dbPath: b, outDir: outB, nowMs: NOW, deriveApart: false, progress: walB.progress });
     // A frame or so written since (the render's own bookkeeping), not the derive's megabytes.
     expect(walA.sizes).toHaveLength(1);
     expect(walA.sizes[0]).toBeLessThan(1 << 16);
@@ -399,7 +399,7 @@ describe('a full derive in a process of its own', () => {
     expect(derivedTables(a)).toEqual(derivedTables(b));
     expectSameTree(outA, outB);
     // The next build's derive is incremental: in the build's own process.
-    const next = runBuild({ config: defaultConfig(), dbPath: a, outDir: outA, nowMs: NOW });
+    const next = runBuild({ config: testConfig(), dbPath: a, outDir: outA, nowMs: NOW });
     expect(next.derive.full).toBe(false);
     expect(next.derive.apart).toBeUndefined();
   }, 300_000);

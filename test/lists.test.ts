@@ -387,8 +387,8 @@ describe('lists patched in place', () => {
           fewChunks += chunks;
         }
       }),
-      // A fixed seed: the read ratio below is a figure of these 300 cases, not a bound of every list.
-      { numRuns: 300, seed: 20261124 },
+      // A fixed seed: the read ratio below is a figure of these 150 cases, not a bound of every list.
+      { numRuns: 150, seed: 20261124 },
     );
     // A change or two reads a few chunks, not the list (a full read would be 1).
     expect(fewChunks).toBeGreaterThan(0);
@@ -444,7 +444,7 @@ describe('a list with a head continued by chunks already written', () => {
         for (const [p, b] of full.sink.files) expect(sink.files.get(p), p).toEqual(b);
         kept += tail.length;
       }),
-      { numRuns: 400 },
+      { numRuns: 200 },
     );
     expect(kept).toBeGreaterThan(100);
   });
