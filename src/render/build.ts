@@ -94,8 +94,8 @@ export interface BuildSummary {
      */
     compare: 'state' | 'bytes' | 'none';
   };
-  /** The manifest: its shards, and how many were cut again (all of them when written in full). */
-  manifest: { mode: 'patched' | 'written'; shards: number; shards_cut: number };
+  /** The manifest: its shards, how many were cut again (all of them when written in full), and how many of those were read from their earlier file (the others from the state's files table). */
+  manifest: { mode: 'patched' | 'written'; shards: number; shards_cut: number; shards_read: number };
   /** The bulk downloads (src/bulk): written (once per UTC day), started in the background, pending, adopted, failed, kept, or disabled. */
   bulk: BulkReport;
   routes: Record<string, { seconds: number }>;
@@ -355,7 +355,7 @@ function renderWith(
     derive: a.derive,
     pruned_probe_rows: a.pruned,
     render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, events, threads: recordsPath === null ? 1 : 2, compare },
-    manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length },
+    manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length, shards_read: patched?.shardsRead ?? 0 },
     bulk: bulk.report,
     routes,
     missing_routes: missing,

@@ -8,6 +8,8 @@
 // list. Shard boundaries are content-defined (after a path whose hash is 0 modulo shardModulus, or at
 // 8,192 entries), so one changed file changes one shard and the publish diff reads only changed shards.
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { storedEncoding } from '../api/paths.js';
 import { fnv1a } from './lists.js';
@@ -46,6 +48,33 @@ export function shardModulus(path: string): number {
   return path.startsWith('c/') || path.startsWith('i/') ? SHARD_MAX : 1024;
 }
 
+/** An entry's line in a shard. */
+function manifestLine(e: ManifestEntry): string {
+  const encoding = storedEncoding(e.path);
+  return JSON.stringify({ path: e.path, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, cache_class: e.cache_class, ...(encoding === null ? {} : { content_encoding: encoding }) });
+}
+
+const LINE_HEAD = '{"path":"';
+const BYTES_KEY = '"bytes":';
+
+/**
+ * The path and bytes of a shard's line as manifestLine writes it. Paths hold no character that JSON
+ * escapes (src/api/paths.ts encodes every segment), so the path is the text between the quotes; a line
+ * that is not so is parsed.
+ */
+function lineEntry(line: string): { path: string; bytes: number } {
+  const end = line.indexOf('"', LINE_HEAD.length);
+  const at = line.indexOf(BYTES_KEY, end);
+  const path = line.slice(LINE_HEAD.length, end);
+  const bytes = at < 0 ? NaN : Number.parseInt(line.slice(at + BYTES_KEY.length, line.indexOf(',', at)), 10);
+  if (!line.startsWith(LINE_HEAD) || path.includes('\\') || !Number.isSafeInteger(bytes)) {
+    // JSON.parse of a shard line this module wrote: the entry's shape.
+    const e = JSON.parse(line) as ManifestEntry;
+    return { path: e.path, bytes: e.bytes };
+  }
+  return { path, bytes };
+}
+
 /** Cuts a path-ordered stream of entries into shards and writes each (content-addressed). */
 class ShardWriter {
   readonly shards: ManifestShard[] = [];
@@ -63,13 +92,17 @@ class ShardWriter {
   }
 
   add(e: ManifestEntry): void {
-    if (this.lines.length === 0) this.first = e.path;
-    const encoding = storedEncoding(e.path);
-    this.lines.push(JSON.stringify({ path: e.path, sha256: e.sha256, bytes: e.bytes, content_type: e.content_type, cache_class: e.cache_class, ...(encoding === null ? {} : { content_encoding: encoding }) }));
-    this.last = e.path;
-    this.bytes += e.bytes;
+    this.addLine(e.path, manifestLine(e), e.bytes);
+  }
+
+  /** Adds an entry as its line (manifestLine) of an earlier shard, with the bytes it names. */
+  addLine(path: string, line: string, bytes: number): void {
+    if (this.lines.length === 0) this.first = path;
+    this.lines.push(line);
+    this.last = path;
+    this.bytes += bytes;
     // A shard's end depends on its own entries only (never on the entry after it).
-    if (this.lines.length >= SHARD_MAX || fnv1a(e.path) % shardModulus(e.path) === 0) this.close();
+    if (this.lines.length >= SHARD_MAX || fnv1a(path) % shardModulus(path) === 0) this.close();
   }
 
   /** Takes over a shard of the earlier manifest as it is. */
@@ -115,10 +148,13 @@ export function writeManifest(sink: DirectorySink, generatedAt: string): { manif
 /**
  * Writes the manifest of an incremental build from the earlier one: a shard of the earlier manifest
  * whose path range holds no touched path (`temp.touched` of the sink's store: files put with another
- * hash, new files, and the files this build removes) is kept as it is; the others are cut again from
- * the `files` table, continuing into the next shards until a cut meets an earlier one (shard ends are
- * content-defined). The result equals writeManifest's. `earlierBytes`: bytes of each earlier shard's
- * files (the state's `shards`); null when one is unknown (then write it whole).
+ * hash, new files, and the files this build removes) is kept as it is; the others are cut again,
+ * continuing into the next shards until a cut meets an earlier one (shard ends are content-defined).
+ * A shard cut again is read from its earlier file: its lines stay as they are, and only the touched
+ * paths in its range are looked up in the `files` table (a shard whose file is missing or not the
+ * bytes the manifest names is read from `files` whole). The result equals writeManifest's.
+ * `earlierBytes`: bytes of each earlier shard's files (the state's `shards`); null when one is unknown
+ * (then write it whole).
  */
 export function patchManifest(
   sink: DirectorySink,
@@ -126,24 +162,64 @@ export function patchManifest(
   generatedAt: string,
   earlier: Manifest,
   earlierBytes: ReadonlyMap<string, number>,
-): { manifest: Manifest; shardBytes: Map<string, number>; shardsCut: number } | null {
+): { manifest: Manifest; shardBytes: Map<string, number>; shardsCut: number; shardsRead: number } | null {
   if (earlier.shards.some((s) => !earlierBytes.has(s.path))) return null;
   db.exec('INSERT OR IGNORE INTO temp.touched (path) SELECT path FROM temp.retired r WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.path = r.path)');
   const touched = db.prepare('SELECT 1 FROM temp.touched WHERE path > ? AND path <= ? LIMIT 1').pluck();
+  // A path in several units (a content-addressed file) has the same row in each.
   const range = db.prepare('SELECT path, sha256, bytes, content_type, cache_class FROM files WHERE path > ? AND path <= ? GROUP BY path ORDER BY path');
+  const touchedIn = db.prepare(
+    `SELECT t.path AS path, f.sha256 AS sha256, f.bytes AS bytes, f.content_type AS content_type, f.cache_class AS cache_class
+     FROM temp.touched t LEFT JOIN files f ON f.path = t.path WHERE t.path > ? AND t.path <= ? GROUP BY t.path ORDER BY t.path`,
+  );
   const tailTouched = db.prepare('SELECT 1 FROM temp.touched WHERE path > ? LIMIT 1').pluck();
   const tail = db.prepare('SELECT path, sha256, bytes, content_type, cache_class FROM files WHERE path > ? GROUP BY path ORDER BY path');
   const w = new ShardWriter(sink);
   let cut = 0;
+  let read = 0;
   let lo = ''; // paths are never empty
   for (const s of earlier.shards) {
     if (!w.pending && touched.get(lo, s.last) === undefined) w.keep(s, earlierBytes.get(s.path)!);
     else {
       cut++;
-      for (const e of range.iterate(lo, s.last) as IterableIterator<ManifestEntry>) w.add(e);
+      const lines = earlierLines(sink.outDir, s);
+      if (lines === null) for (const e of range.iterate(lo, s.last) as IterableIterator<ManifestEntry>) w.add(e);
+      else {
+        read++;
+        // The touched paths of the range: an entry now (sha256 set) or gone (null), merged into the lines.
+        const changes = touchedIn.all(lo, s.last) as TouchedRow[];
+        let c = 0;
+        const put = (ch: TouchedRow): void => {
+          if (ch.sha256 !== null) w.add(ch as ManifestEntry); // a row of files: every column set
+        };
+        for (const line of lines) {
+          const e = lineEntry(line);
+          for (; c < changes.length && changes[c]!.path < e.path; c++) put(changes[c]!);
+          if (c < changes.length && changes[c]!.path === e.path) put(changes[c++]!);
+          else w.addLine(e.path, line, e.bytes);
+        }
+        for (; c < changes.length; c++) put(changes[c]!);
+      }
     }
     lo = s.last;
   }
   if (w.pending || tailTouched.get(lo) !== undefined) for (const e of tail.iterate(lo) as IterableIterator<ManifestEntry>) w.add(e);
-  return { ...w.finish(generatedAt), shardsCut: cut };
+  return { ...w.finish(generatedAt), shardsCut: cut, shardsRead: read };
+}
+
+/** A touched path with its entry now (the LEFT JOIN's columns are null for a file gone). */
+type TouchedRow = { path: string } & { [K in Exclude<keyof ManifestEntry, 'path'>]: ManifestEntry[K] | null };
+
+/** The lines of an earlier shard, from its file; null when the file is missing or not the one the manifest names. */
+function earlierLines(outDir: string, shard: ManifestShard): string[] | null {
+  let body: Buffer;
+  try {
+    body = fs.readFileSync(path.join(outDir, shard.path));
+  } catch {
+    return null;
+  }
+  if (createHash('sha256').update(body).digest('hex') !== shard.sha256) return null;
+  const lines = body.toString('utf8').split('\n');
+  if (lines.pop() !== '' || lines.length !== shard.files) return null;
+  return lines;
 }
