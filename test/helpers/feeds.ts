@@ -9,10 +9,20 @@ import type { FeedRecordInput } from '../../src/feeds/schema.js';
 
 const made: string[] = [];
 afterAll(() => {
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of made.splice(0)) removeWithSiblings(d);
 });
 
-/** A new temporary directory, removed after the test file's tests. */
+/**
+ * Removes a temporary directory and what a build or publish leaves beside a directory it writes: the
+ * render state (`<out>.state.sqlite` and its journal files, src/render/state.ts) and the lock
+ * (src/util/lock.ts).
+ */
+export function removeWithSiblings(d: string): void {
+  rmSync(d, { recursive: true, force: true });
+  for (const suffix of ['.state.sqlite', '.state.sqlite-wal', '.state.sqlite-shm', '.state.sqlite-journal', '.lock', '.lock.json']) rmSync(`${d}${suffix}`, { force: true });
+}
+
+/** A new temporary directory, removed after the test file's tests (with a state or lock beside it). */
 export function tempDir(prefix = 'peppol-test-'): string {
   const d = mkdtempSync(join(tmpdir(), prefix));
   made.push(d);

@@ -14,14 +14,12 @@ import { matchRoute } from '../../src/api/routes/match.js';
 import { parseRequest } from '../../src/api/routes/request.js';
 import type { AnyRoute } from '../../src/api/routes/types.js';
 import type { Db } from '../../src/db/index.js';
+import { removeWithSiblings } from './feeds.js';
 
 const made: string[] = [];
 afterAll(() => {
-  for (const d of made.splice(0)) {
-    fs.rmSync(d, { recursive: true, force: true });
-    // the lock a build or publish took beside it (src/util/lock.ts)
-    for (const f of [`${d}.lock`, `${d}.lock.json`]) fs.rmSync(f, { force: true });
-  }
+  // with the state and the lock a build or publish left beside it
+  for (const d of made.splice(0)) removeWithSiblings(d);
 });
 
 /**
