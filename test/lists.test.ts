@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints, compareKeys, type Direction, type SortKey } from '../src/api/sort-keys.js';
-import { ListWriter, type FileSink } from '../src/render/lists.js';
+import { fnv1a, ListWriter, type FileSink } from '../src/render/lists.js';
 import { patchList, type PatchOp } from '../src/render/list-patch.js';
 import { composePage, ListReader, scanReverse } from '../src/edge/list-reader.js';
 import { facetCount, LIST_FORMAT, LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../src/edge/list-format.js';
@@ -338,50 +338,56 @@ describe('lists patched in place', () => {
   };
   const decode = (b: Uint8Array): unknown => JSON.parse(new TextDecoder().decode(b));
 
+  /** Patches the list of c.items with c's changes and checks it against a full write of the new items. */
+  const checkPatch = (c: PatchCase, written?: { sink: MemSink; root: ListRoot }) => {
+    const before = written ?? writeItems(c, c.items);
+    const next: Item[] = [];
+    const ops: PatchOp[] = [];
+    c.items.forEach((i, n) => {
+      const key = keyOf(i);
+      if (c.fate[n] === 1) ops.push({ key, keyJson: JSON.stringify(key) });
+      else if (c.fate[n] === 2) {
+        const r: Item = { ...i, note: `${i.note}*`, status: i.status === 'open' ? 'closed' : 'open' };
+        next.push(r);
+        ops.push({ key, keyJson: JSON.stringify(key), json: JSON.stringify(r), facets: { status: [r.status] } });
+      } else next.push(i);
+    });
+    for (const a of c.added) {
+      next.push(a);
+      ops.push({ key: keyOf(a), keyJson: JSON.stringify(keyOf(a)), json: JSON.stringify(a), facets: { status: [a.status] } });
+    }
+    next.sort((x, y) => compareKeys(keyOf(x), keyOf(y), DIRS));
+    ops.sort((x, y) => compareKeys(x.key, y.key, DIRS));
+    const full = writeItems(c, next);
+
+    const sink = new MemSink();
+    for (const [p, b] of before.sink.files) sink.files.set(p, b);
+    const held = new Set(before.sink.files.keys());
+    const r = patchList({
+      root: before.root,
+      read: (p) => decode(before.sink.files.get(p)!),
+      ops,
+      opts: optsOf(c),
+      sink,
+      facetsOf: (item) => ({ status: [(item as Item).status] }),
+      holds: (p) => held.has(p),
+    });
+    expect(r.root).toEqual(full.root);
+    expect(JSON.stringify(r.root)).toBe(JSON.stringify(full.root));
+    const fullPaths = [...full.sink.files.keys()].filter((p) => p.startsWith('c/')).sort();
+    expect([...new Set(r.paths)].sort()).toEqual(fullPaths);
+    for (const p of fullPaths) expect(sink.files.get(p)).toEqual(full.sink.files.get(p));
+    const chunks = chunkEntries(before.sink, before.root).length;
+    expect(r.reads).toBeLessThanOrEqual(chunks);
+    return { r, chunks, full, before };
+  };
+
   it('equals a full write of the new items, file for file, and reads only around the changes', () => {
     let fewReads = 0;
     let fewChunks = 0;
     fc.assert(
       fc.property(patchCaseArb, (c) => {
-        const before = writeItems(c, c.items);
-        const next: Item[] = [];
-        const ops: PatchOp[] = [];
-        c.items.forEach((i, n) => {
-          const key = keyOf(i);
-          if (c.fate[n] === 1) ops.push({ key, keyJson: JSON.stringify(key) });
-          else if (c.fate[n] === 2) {
-            const r: Item = { ...i, note: `${i.note}*`, status: i.status === 'open' ? 'closed' : 'open' };
-            next.push(r);
-            ops.push({ key, keyJson: JSON.stringify(key), json: JSON.stringify(r), facets: { status: [r.status] } });
-          } else next.push(i);
-        });
-        for (const a of c.added) {
-          next.push(a);
-          ops.push({ key: keyOf(a), keyJson: JSON.stringify(keyOf(a)), json: JSON.stringify(a), facets: { status: [a.status] } });
-        }
-        next.sort((x, y) => compareKeys(keyOf(x), keyOf(y), DIRS));
-        ops.sort((x, y) => compareKeys(x.key, y.key, DIRS));
-        const full = writeItems(c, next);
-
-        const sink = new MemSink();
-        for (const [p, b] of before.sink.files) sink.files.set(p, b);
-        const held = new Set(before.sink.files.keys());
-        const r = patchList({
-          root: before.root,
-          read: (p) => decode(before.sink.files.get(p)!),
-          ops,
-          opts: optsOf(c),
-          sink,
-          facetsOf: (item) => ({ status: [(item as Item).status] }),
-          holds: (p) => held.has(p),
-        });
-        expect(r.root).toEqual(full.root);
-        expect(JSON.stringify(r.root)).toBe(JSON.stringify(full.root));
-        const fullPaths = [...full.sink.files.keys()].filter((p) => p.startsWith('c/')).sort();
-        expect([...new Set(r.paths)].sort()).toEqual(fullPaths);
-        for (const p of fullPaths) expect(sink.files.get(p)).toEqual(full.sink.files.get(p));
-        const chunks = chunkEntries(before.sink, before.root).length;
-        expect(r.reads).toBeLessThanOrEqual(chunks);
+        const { r, chunks } = checkPatch(c);
         if (c.fate.filter((f) => f !== 0).length + c.added.length <= 2 && chunks >= 20) {
           fewReads += r.reads;
           fewChunks += chunks;
@@ -393,6 +399,48 @@ describe('lists patched in place', () => {
     // A change or two reads a few chunks, not the list (a full read would be 1).
     expect(fewChunks).toBeGreaterThan(0);
     expect(fewReads / fewChunks).toBeLessThan(0.5);
+  });
+
+  // A list of about 500 chunks under several inner index nodes (content-defined chunks of about 16
+  // items): a few changes anywhere, and items added past either end. The nodes over unchanged runs of
+  // chunks are the earlier ones; a level's last node, which ended with its level, is cut again when
+  // items follow it.
+  it('with inner index nodes: equals a full write, taking the earlier nodes over unchanged chunks', () => {
+    let x = 20261128;
+    const rnd = (): number => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8) / (1 << 24);
+    const big: Item[] = Array.from({ length: 8_000 }, (_, i) => ({ t: Math.floor(rnd() * 50), id: `i${i}`, status: rnd() < 0.5 ? ('open' as const) : ('closed' as const), note: 'x'.repeat(Math.floor(rnd() * 40)) }));
+    big.sort((a, b) => compareKeys(keyOf(a), keyOf(b), DIRS));
+    // The list ends after an item whose key is a chunk boundary (src/render/lists.ts pendingOf): its last
+    // chunk ended by content, so items added at the end leave every chunk in place, and the last inner
+    // node, which ended with its level, must take the new chunks in.
+    while (fnv1a(JSON.stringify(keyOf(big[big.length - 1]!))) % 16 !== 0) big.pop();
+    const opts = { maxItems: 64, maxBytes: 100_000, minItems: 1, entryCounts: true };
+    const before = writeItems({ items: big, ...opts, fate: [], added: [] }, big);
+    let kept = 0;
+    let nodes = 0;
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat(), { maxLength: 4 }),
+        fc.array(fc.record({ at: fc.constantFrom('front', 'end'), id: fc.string({ minLength: 1, maxLength: 6 }) }), { maxLength: 6 }),
+        (changed, added) => {
+          const fate = big.map(() => 0);
+          for (const n of changed) fate[n % big.length] = 2;
+          const extra = [...new Map(added.map((a) => [`${a.at}|${a.id}`, { t: a.at === 'front' ? 51 : -1, id: a.id, status: 'open' as const, note: 'added' }])).values()];
+          const { r, full } = checkPatch({ items: big, ...opts, fate, added: extra }, before);
+          expect(full.root.level).toBe(1);
+          const n = [...full.sink.files.keys()].filter((p) => p.startsWith('c/')).length - chunkEntries(full.sink, full.root).length;
+          expect(n).toBeGreaterThanOrEqual(4);
+          // A change rewrites the node above it, and the next one where the chunks' boundaries move
+          // across a node's end; so do the items added at either end.
+          expect(r.nodesKept).toBeGreaterThanOrEqual(n - 2 * (new Set(changed.map((k) => k % big.length)).size + 2));
+          kept += r.nodesKept;
+          nodes += n;
+        },
+      ),
+      { numRuns: 4, endOnFailure: true, examples: [[[], [{ at: 'end', id: 'zz' }]]] },
+    );
+    expect(kept).toBeGreaterThan(nodes / 3);
+    expect(kept).toBeLessThan(nodes);
   });
 });
 

@@ -19,7 +19,7 @@
 import type { SortKey } from '../api/sort-keys.js';
 import { compareKeys } from '../api/sort-keys.js';
 import { LIST_FORMAT, type Chunk, type FacetCounts, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
-import { addCounts, buildIndex, cutOf, Cutter, pendingOf, sortedCounts, writeChunk, type FileSink, type ListWriterOptions, type Pending } from './lists.js';
+import { addCounts, buildIndex, cutOf, Cutter, pendingOf, sortedCounts, writeChunk, type EarlierNode, type FileSink, type ListWriterOptions, type Pending } from './lists.js';
 
 /** One change of a list: the item at `key` becomes `json`, or goes (`json` undefined). */
 export interface PatchOp {
@@ -53,17 +53,27 @@ export interface PatchResult {
   paths: string[];
   /** Chunks read. */
   reads: number;
+  /** Inner index nodes taken over from the earlier list without being written again. */
+  nodesKept: number;
 }
 
-/** The level-0 entries (chunks) of a list, in list order (a list@2 root's head is not among them). */
-export function level0Of(root: ListRoot, read: (rel: string) => unknown): IndexEntry[] {
+/**
+ * The level-0 entries (chunks) of a list, in list order (a list@2 root's head is not among them).
+ * `nodes`, when given, receives each inner node read: its entry and its entries' paths, by the path of
+ * its first entry (buildIndex's `earlier`).
+ */
+export function level0Of(root: ListRoot, read: (rel: string) => unknown, nodes?: Map<string, EarlierNode>): IndexEntry[] {
   const out: IndexEntry[] = [];
   const visit = (entries: readonly IndexEntry[], level: number): void => {
     if (level === 0) {
       out.push(...entries);
       return;
     }
-    for (const e of entries) visit((read(e.path) as IndexNode).entries, level - 1);
+    for (const e of entries) {
+      const children = (read(e.path) as IndexNode).entries;
+      if (nodes !== undefined && children.length > 0) nodes.set(children[0]!.path, { entry: e, children: children.map((c) => c.path) });
+      visit(children, level - 1);
+    }
   };
   visit(root.entries, root.level);
   return out;
@@ -82,7 +92,8 @@ export function patchList(input: PatchInput): PatchResult {
   const dirs = oldRoot.dirs;
   const cmp = (a: SortKey, b: SortKey): number => compareKeys(a, b, dirs);
   if (oldRoot.format !== LIST_FORMAT) throw new Error(`list-patch: a ${oldRoot.format} root cannot be patched`);
-  const old = level0Of(oldRoot, input.read);
+  const earlierNodes = new Map<string, EarlierNode>();
+  const old = level0Of(oldRoot, input.read, earlierNodes);
   const n = old.length;
 
   // The changes of each old chunk: ops[at[i], at[i + 1]) have keys after old[i - 1].last and at or
@@ -158,10 +169,23 @@ export function patchList(input: PatchInput): PatchResult {
   cutter.flush();
 
   const paths = out.map((e) => e.path);
-  const { level, entries } = buildIndex(out, { fields: opts.facetFields, entryCounts: opts.entryCounts }, (path, body) => {
-    paths.push(path);
-    if (!input.holds(path)) sink.put(path, body, 'application/json', 'immutable');
-  });
+  let nodesKept = 0;
+  const { level, entries } = buildIndex(
+    out,
+    { fields: opts.facetFields, entryCounts: opts.entryCounts },
+    (path, body) => {
+      paths.push(path);
+      if (!input.holds(path)) sink.put(path, body, 'application/json', 'immutable');
+    },
+    // The nodes above unchanged runs of chunks are the earlier ones: held already.
+    {
+      nodes: earlierNodes,
+      kept: (path) => {
+        paths.push(path);
+        nodesKept++;
+      },
+    },
+  );
   const root: ListRoot = { format: LIST_FORMAT, dirs: opts.dirs, count, level, entries };
   if (opts.facetFields) {
     const total: FacetCounts = {};
@@ -173,5 +197,5 @@ export function patchList(input: PatchInput): PatchResult {
     }
     root.counts = sortedCounts(total);
   }
-  return { root, paths, reads };
+  return { root, paths, reads, nodesKept };
 }

@@ -186,18 +186,41 @@ function indexBoundary(e: IndexEntry): boolean {
   return ((fnv1a(JSON.stringify(e.last)) >>> 24) & (INDEX_BOUNDARY_MODULUS - 1)) === 0;
 }
 
+/** An inner node of an earlier write of a list: its entry in the level above, and its entries' paths. */
+export interface EarlierNode {
+  entry: IndexEntry;
+  children: readonly string[];
+}
+
 /**
  * Builds the inner nodes above level-0 entries, level by level, until a level fits in a root
  * (INDEX_FANOUT entries). Nodes are content-defined (see the file comment); `put` receives each node's
  * path and bytes (content-addressed). Returns the root's level and entries.
+ *
+ * `earlier` (a list patched in place, src/render/list-patch.ts): the inner nodes of the list as it was,
+ * by the path of their first entry. A node starts fresh and ends by its own entries only, so where a
+ * node of this write would start with the same entries as an earlier node that ended by the rule (not
+ * by the end of its level), it is that node: its entry is taken as it was, without serialising and
+ * hashing it again, and `kept` receives its path instead of `put`.
  */
 export function buildIndex(
   level0: IndexEntry[],
   facets: { fields?: readonly string[]; entryCounts?: boolean },
   put: (path: string, body: Uint8Array) => void,
+  earlier?: { nodes: ReadonlyMap<string, EarlierNode>; kept: (path: string) => void },
 ): { level: number; entries: IndexEntry[] } {
   let level = 0;
   let entries = level0;
+  /** The earlier node the entries from `i` on are, or null. */
+  const earlierAt = (i: number): EarlierNode | null => {
+    const node = earlier?.nodes.get(entries[i]!.path);
+    if (node === undefined) return null;
+    const n = node.children.length;
+    if (i + n > entries.length) return null;
+    for (let k = 1; k < n; k++) if (entries[i + k]!.path !== node.children[k]) return null;
+    // Ended by the rule: the same group closes there in this write too.
+    return n >= INDEX_FANOUT || (n >= INDEX_NODE_MIN && indexBoundary(entries[i + n - 1]!)) ? node : null;
+  };
   while (entries.length > INDEX_FANOUT) {
     const up: IndexEntry[] = [];
     let group: IndexEntry[] = [];
@@ -215,7 +238,17 @@ export function buildIndex(
       up.push(e);
       group = [];
     };
-    for (const e of entries) {
+    for (let i = 0; i < entries.length; i++) {
+      if (group.length === 0 && earlier !== undefined) {
+        const node = earlierAt(i);
+        if (node !== null) {
+          up.push(node.entry);
+          earlier.kept(node.entry.path);
+          i += node.children.length - 1;
+          continue;
+        }
+      }
+      const e = entries[i]!;
       group.push(e);
       if (group.length >= INDEX_FANOUT || (group.length >= INDEX_NODE_MIN && indexBoundary(e))) close();
     }
