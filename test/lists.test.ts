@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints, compareKeys, type Direction, type SortKey } from '../src/api/sort-keys.js';
-import { fnv1a, ListWriter, type FileSink } from '../src/render/lists.js';
+import { fnv1a, ListWriter, rawChunkOf, type FileSink } from '../src/render/lists.js';
 import { patchList, type PatchOp } from '../src/render/list-patch.js';
 import { composePage, ListReader, scanReverse } from '../src/edge/list-reader.js';
 import { facetCount, LIST_FORMAT, LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../src/edge/list-format.js';
@@ -321,6 +321,29 @@ const patchCaseArb: fc.Arbitrary<PatchCase> = fc
     return { ...r, fate, added: (r.few ? r.added.slice(0, 3) : r.added).filter((i) => !have.has(`${i.t}|${i.id}`)) };
   });
 
+describe('a chunk read with its items as written (rawChunkOf)', () => {
+  it('gives each key parsed and as JSON, and each item as the JSON text it was written as, whatever the values', () => {
+    const keyArb = fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true })), { minLength: 1, maxLength: 4 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(keyArb, fc.jsonValue()), { maxLength: 20 }), (rows) => {
+        const keys = rows.map(([k]) => JSON.stringify(k));
+        const items = rows.map(([, v]) => JSON.stringify(v));
+        // As writeChunk writes it.
+        const text = `{"keys":[${keys.join(',')}],"items":[${items.join(',')}]}`;
+        const raw = rawChunkOf(text);
+        expect(raw.keyJsons).toEqual(keys);
+        expect(raw.items).toEqual(items);
+        expect(raw.keys).toEqual(keys.map((k) => JSON.parse(k) as unknown));
+        // Another layout of the same JSON is parsed: the same texts.
+        const spaced = rawChunkOf(JSON.stringify({ keys: rows.map(([k]) => k), items: rows.map(([, v]) => v) }, null, 1));
+        expect(spaced.items).toEqual(items);
+        expect(spaced.keyJsons).toEqual(keys);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('lists patched in place', () => {
   const optsOf = (c: PatchCase) => ({
     dirs: DIRS,
@@ -366,6 +389,8 @@ describe('lists patched in place', () => {
     const r = patchList({
       root: before.root,
       read: (p) => decode(before.sink.files.get(p)!),
+      // The chunks' items as written, as a build reads them (src/render/context.ts readPreviousChunk).
+      readChunk: (p) => rawChunkOf(new TextDecoder().decode(before.sink.files.get(p)!)),
       ops,
       opts: optsOf(c),
       sink,

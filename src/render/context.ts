@@ -3,9 +3,9 @@ import path from 'node:path';
 import type { Direction } from '../api/sort-keys.js';
 import { exactFilePath, listRootPath } from '../api/paths.js';
 import type { Db } from '../db/index.js';
-import { ListWriter, type FileSink, type ListWriterOptions } from './lists.js';
+import { ListWriter, rawChunkOf, type FileSink, type ListWriterOptions, type RawChunk } from './lists.js';
 import { BUILD_UNIT, type DirectorySink } from './sink.js';
-import { readStoredJson } from './stored.js';
+import { readStored, readStoredJson } from './stored.js';
 
 export interface RenderOptions {
   chunkMaxItems: number;
@@ -128,6 +128,11 @@ export class RenderContext {
    */
   readPrevious(rel: string): unknown {
     return readStoredJson(path.join(this.sink.outDir, rel));
+  }
+
+  /** A list chunk the previous build wrote, its items as written (rawChunkOf); as readPrevious. */
+  readPreviousChunk(rel: string): RawChunk {
+    return rawChunkOf(readStored(path.join(this.sink.outDir, rel)).toString('utf8'));
   }
 
   /** A sink that records every file it puts under `unit`. */

@@ -19,7 +19,7 @@
 import type { SortKey } from '../api/sort-keys.js';
 import { compareKeys } from '../api/sort-keys.js';
 import { LIST_FORMAT, type Chunk, type FacetCounts, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
-import { addCounts, buildIndex, cutOf, Cutter, pendingOf, sortedCounts, writeChunk, type EarlierNode, type FileSink, type ListWriterOptions, type Pending } from './lists.js';
+import { addCounts, buildIndex, cutOf, Cutter, pendingOf, sortedCounts, writeChunk, type EarlierNode, type FileSink, type ListWriterOptions, type Pending, type RawChunk } from './lists.js';
 
 /** One change of a list: the item at `key` becomes `json`, or goes (`json` undefined). */
 export interface PatchOp {
@@ -37,6 +37,8 @@ export interface PatchInput {
    * files, so they are taken as the format they were written in (the casts to Chunk and IndexNode).
    */
   read: (rel: string) => unknown;
+  /** Reads a chunk of the previous build with its items as written (rawChunkOf); by default from `read`. */
+  readChunk?: (rel: string) => RawChunk;
   /** The changes, in list order, at most one per key. */
   ops: readonly PatchOp[];
   opts: Omit<ListWriterOptions, 'head'>;
@@ -109,7 +111,11 @@ export function patchList(input: PatchInput): PatchResult {
   // Whether the item after old chunk i changes: a change at or before the next chunk's first key, or
   // an item added after the list's last.
   const nextChanges = (i: number): boolean => (i + 1 < n ? changes(i + 1) && cmp(ops[at[i + 1]!]!.key, old[i + 1]!.first) <= 0 : ops.length > at[n]!);
-  const read = (i: number): Chunk => input.read(old[i]!.path) as Chunk;
+  const read = (i: number): RawChunk => {
+    if (input.readChunk) return input.readChunk(old[i]!.path);
+    const c = input.read(old[i]!.path) as Chunk;
+    return { keys: c.keys, keyJsons: c.keys.map((k) => JSON.stringify(k)), items: c.items.map((x) => JSON.stringify(x)) };
+  };
 
   const delta: FacetCounts = {};
   let count = oldRoot.count;
@@ -120,9 +126,10 @@ export function patchList(input: PatchInput): PatchResult {
     if (op.facets) tally(delta, op.facets, 1);
     cutter.add(pendingOf(op.json!, op.key, op.facets));
   };
-  const oldItem = (c: Chunk, k: number): Pending => {
-    const item = c.items[k];
-    return pendingOf(JSON.stringify(item), c.keys[k]!, opts.facetFields ? input.facetsOf?.(item) : undefined);
+  // An item kept goes on as the JSON it was written as; only a list counting facets parses it.
+  const oldItem = (c: RawChunk, k: number): Pending => {
+    const json = c.items[k]!;
+    return pendingOf(json, c.keys[k]!, opts.facetFields ? input.facetsOf?.(JSON.parse(json) as unknown) : undefined, c.keyJsons[k]);
   };
   let reads = 0;
 

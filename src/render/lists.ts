@@ -108,10 +108,63 @@ export interface Pending {
   facets: Record<string, readonly string[]> | undefined;
 }
 
-/** An item ready to be chunked, from its JSON and its key. */
-export function pendingOf(json: string, key: SortKey, facets?: Record<string, readonly string[]>): Pending {
-  const keyJson = JSON.stringify(key);
+/** An item ready to be chunked, from its JSON and its key (`keyJson`: the key's JSON, when known). */
+export function pendingOf(json: string, key: SortKey, facets?: Record<string, readonly string[]>, keyJson: string = JSON.stringify(key)): Pending {
   return { key, keyJson, json, size: json.length + keyJson.length + 2, boundary: fnv1a(keyJson) % BOUNDARY_MODULUS === 0, facets };
+}
+
+/**
+ * A chunk of an earlier write with its items as the JSON texts they were written as (writeChunk joins
+ * them), and its keys parsed and as JSON: a list patched in place takes the items it keeps as they
+ * are, without parsing and serialising them again.
+ */
+export interface RawChunk {
+  keys: SortKey[];
+  keyJsons: string[];
+  items: string[];
+}
+
+const CHUNK_HEAD = '{"keys":[';
+const CHUNK_MIDDLE = '],"items":[';
+
+/** The elements of the JSON array whose first element begins at `i` (after its '['), and the index of its ']'. */
+function arrayElements(t: string, i: number): { parts: string[]; end: number } | null {
+  const parts: string[] = [];
+  if (t.charCodeAt(i) === 0x5d) return { parts, end: i };
+  let start = i;
+  let depth = 0;
+  let inString = false;
+  for (; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) depth++;
+    else if (c === 0x5d || c === 0x7d) {
+      if (depth === 0) {
+        parts.push(t.slice(start, i));
+        return { parts, end: i };
+      }
+      depth--;
+    } else if (c === 0x2c && depth === 0) {
+      parts.push(t.slice(start, i));
+      start = i + 1;
+    }
+  }
+  return null;
+}
+
+/** A chunk's text (writeChunk) split into its keys and its items' JSON texts; parsed when not in that form. */
+export function rawChunkOf(text: string): RawChunk {
+  const keys = text.startsWith(CHUNK_HEAD) ? arrayElements(text, CHUNK_HEAD.length) : null;
+  const items = keys !== null && text.startsWith(CHUNK_MIDDLE, keys.end) ? arrayElements(text, keys.end + CHUNK_MIDDLE.length) : null;
+  if (keys !== null && items !== null && items.end === text.length - 2 && text.endsWith(']}') && keys.parts.length === items.parts.length) {
+    return { keys: keys.parts.map((k) => JSON.parse(k) as SortKey), keyJsons: keys.parts, items: items.parts };
+  }
+  // Not as writeChunk writes it: parsed (a chunk is this renderer's own file: its shape is Chunk's).
+  const c = JSON.parse(text) as { keys: SortKey[]; items: unknown[] };
+  return { keys: c.keys, keyJsons: c.keys.map((k) => JSON.stringify(k)), items: c.items.map((x) => JSON.stringify(x)) };
 }
 
 export interface Cut {

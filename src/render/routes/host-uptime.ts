@@ -13,10 +13,10 @@ import type { HostRole } from '../../derive/hosts/read.js';
 import { ROLLUP_TABLES, type Resolution } from '../../derive/hosts/rollup.js';
 import { DAY, dayStart, HOUR, hourStart, monthStart } from '../../derive/hosts/time.js';
 import { SNAPSHOT_INFO_PATH } from '../../edge/resolve.js';
-import { LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type ListRoot } from '../../edge/list-format.js';
+import { LIST_FORMAT_HEAD, type IndexEntry, type ListRoot } from '../../edge/list-format.js';
 import { level0Of } from '../list-patch.js';
 import type { RenderContext, UptimeReport } from '../context.js';
-import { ListWriter, pendingOf, type FileSink, type ListWriterOptions, type Pending } from '../lists.js';
+import { ListWriter, pendingOf, type FileSink, type ListWriterOptions, type Pending, type RawChunk } from '../lists.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 
 export interface UptimeHost {
@@ -109,22 +109,24 @@ function reuseOf(ctx: RenderContext, h: UptimeHost, resolution: Resolution, root
     let m = 1;
     while (m < entries.length && !((entries[m - 1]!.last[0] as number) < from)) m++;
     const items: Pending[] = [];
-    let sample: unknown;
-    const take = (c: Chunk): void => {
+    let sample: string | undefined;
+    // The items as they were written (a chunk's, rawChunkOf), taken on as they are.
+    const take = (c: RawChunk): void => {
       sample ??= c.items[0];
       for (let i = 0; i < c.keys.length; i++) {
         const key = c.keys[i]!;
-        if ((key[0] as number) < from) items.push(pendingOf(JSON.stringify(c.items[i]), key, { location: [key[1] as string] }));
+        if ((key[0] as number) < from) items.push(pendingOf(c.items[i]!, key, { location: [key[1] as string] }, c.keyJsons[i]));
       }
     };
-    take(root.head);
+    const head = root.head;
+    take({ keys: head.keys, keyJsons: head.keys.map((k) => JSON.stringify(k)), items: head.items.map((x) => JSON.stringify(x)) });
     let reads = 0;
     for (let i = 0; i < Math.min(m, entries.length); i++) {
-      take(read(entries[i]!.path) as Chunk);
+      take(ctx.readPreviousChunk(entries[i]!.path));
       reads++;
     }
     // Each item holds the host's role.
-    if (sample !== undefined && (sample as UptimeTuple)[0] !== h.role) return null;
+    if (sample !== undefined && (JSON.parse(sample) as UptimeTuple)[0] !== h.role) return null;
     return { from, items, tail: entries.slice(m), reads };
   } catch {
     return null;

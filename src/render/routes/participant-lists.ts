@@ -430,6 +430,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     const r = patchList({
       root: readFile(root) as ListRoot,
       read: readFile,
+      readChunk: (rel) => ctx.readPreviousChunk(rel),
       ops,
       opts,
       sink,
