@@ -19,7 +19,7 @@
 import type { SortKey } from '../api/sort-keys.js';
 import { compareKeys } from '../api/sort-keys.js';
 import { LIST_FORMAT, type Chunk, type FacetCounts, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
-import { addCounts, buildIndex, cutOf, Cutter, pendingOf, sortedCounts, writeChunk, type EarlierNode, type FileSink, type ListWriterOptions, type Pending, type RawChunk } from './lists.js';
+import { addCounts, buildIndex, cutOf, Cutter, pendingOf, rawOfParsed, sortedCounts, writeChunk, type EarlierNode, type FileSink, type ListWriterOptions, type Pending, type RawChunk } from './lists.js';
 
 /** One change of a list: the item at `key` becomes `json`, or goes (`json` undefined). */
 export interface PatchOp {
@@ -111,11 +111,7 @@ export function patchList(input: PatchInput): PatchResult {
   // Whether the item after old chunk i changes: a change at or before the next chunk's first key, or
   // an item added after the list's last.
   const nextChanges = (i: number): boolean => (i + 1 < n ? changes(i + 1) && cmp(ops[at[i + 1]!]!.key, old[i + 1]!.first) <= 0 : ops.length > at[n]!);
-  const read = (i: number): RawChunk => {
-    if (input.readChunk) return input.readChunk(old[i]!.path);
-    const c = input.read(old[i]!.path) as Chunk;
-    return { keys: c.keys, keyJsons: c.keys.map((k) => JSON.stringify(k)), items: c.items.map((x) => JSON.stringify(x)) };
-  };
+  const read = (i: number): RawChunk => (input.readChunk ? input.readChunk(old[i]!.path) : rawOfParsed(input.read(old[i]!.path) as Chunk));
 
   const delta: FacetCounts = {};
   let count = oldRoot.count;

@@ -163,7 +163,11 @@ export function rawChunkOf(text: string): RawChunk {
     return { keys: keys.parts.map((k) => JSON.parse(k) as SortKey), keyJsons: keys.parts, items: items.parts };
   }
   // Not as writeChunk writes it: parsed (a chunk is this renderer's own file: its shape is Chunk's).
-  const c = JSON.parse(text) as { keys: SortKey[]; items: unknown[] };
+  return rawOfParsed(JSON.parse(text) as { keys: SortKey[]; items: unknown[] });
+}
+
+/** A parsed chunk (or a root's head) as a RawChunk: its keys and items serialised as writeChunk wrote them. */
+export function rawOfParsed(c: { keys: SortKey[]; items: readonly unknown[] }): RawChunk {
   return { keys: c.keys, keyJsons: c.keys.map((k) => JSON.stringify(k)), items: c.items.map((x) => JSON.stringify(x)) };
 }
 

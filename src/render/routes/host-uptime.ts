@@ -16,7 +16,7 @@ import { SNAPSHOT_INFO_PATH } from '../../edge/resolve.js';
 import { LIST_FORMAT_HEAD, type IndexEntry, type ListRoot } from '../../edge/list-format.js';
 import { level0Of } from '../list-patch.js';
 import type { RenderContext, UptimeReport } from '../context.js';
-import { ListWriter, pendingOf, type FileSink, type ListWriterOptions, type Pending, type RawChunk } from '../lists.js';
+import { ListWriter, pendingOf, rawOfParsed, type FileSink, type ListWriterOptions, type Pending, type RawChunk } from '../lists.js';
 import { LIMIT_DEFAULT } from '../../api/params.js';
 
 export interface UptimeHost {
@@ -118,8 +118,7 @@ function reuseOf(ctx: RenderContext, h: UptimeHost, resolution: Resolution, root
         if ((key[0] as number) < from) items.push(pendingOf(c.items[i]!, key, { location: [key[1] as string] }, c.keyJsons[i]));
       }
     };
-    const head = root.head;
-    take({ keys: head.keys, keyJsons: head.keys.map((k) => JSON.stringify(k)), items: head.items.map((x) => JSON.stringify(x)) });
+    take(rawOfParsed(root.head));
     let reads = 0;
     for (let i = 0; i < Math.min(m, entries.length); i++) {
       take(ctx.readPreviousChunk(entries[i]!.path));
