@@ -20,7 +20,7 @@ import {
   uptimeBuckets,
   uptimePct,
 } from '../src/derive/hosts/index.js';
-import { runDerive } from '../src/derive/index.js';
+import { runDerive, type DeriveSummary } from '../src/derive/index.js';
 import { decodeSketches, exactPercentile, SKETCH_ALPHA } from '../src/derive/sketch.js';
 import { zonesStep } from '../src/derive/zones.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
@@ -68,6 +68,7 @@ let dbPath: string;
 let now: number;
 let outages: Outage[];
 let blips: Outage[];
+let derived: DeriveSummary;
 
 beforeAll(() => {
   const copy = copyOfSmallDemoDb();
@@ -77,7 +78,7 @@ beforeAll(() => {
   const gt = smallDemo().groundTruth();
   outages = gt.outages as Outage[];
   blips = gt.regional_blips as Outage[];
-  runDerive(db, {}, MINE);
+  derived = runDerive(db, {}, MINE);
 }, 120_000);
 afterAll(() => db?.close());
 
@@ -443,6 +444,22 @@ describe('incremental derivation', () => {
       expectSameTables(inc, dbPath);
     } finally {
       inc.close();
+    }
+  }, 120_000);
+});
+
+describe('hosts computed on worker threads', () => {
+  it('give the tables of hosts computed in the step\'s own thread', () => {
+    // The fixture's database is a file with more hosts than POOL_MIN_HOSTS: derived on two workers.
+    expect(derived.steps.hosts).toMatchObject({ workers: 2 });
+    const copy = copyOfSmallDemoDb();
+    const one = copy.open();
+    try {
+      const s = runDerive(one, { hostWorkers: 0 }, MINE);
+      expect(s.steps.hosts).toMatchObject({ workers: 0, hosts: derived.steps.hosts!.hosts, hourly: derived.steps.hosts!.hourly, checks: derived.steps.hosts!.checks });
+      expectSameTables(one, dbPath);
+    } finally {
+      one.close();
     }
   }, 120_000);
 });

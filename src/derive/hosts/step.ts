@@ -11,10 +11,12 @@ import type { Db } from '../../db/index.js';
 import { getMeta, setMeta } from '../../db/index.js';
 import { deleteEvents, EventWriter, HOST_EVENT_TYPES } from '../events.js';
 import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
-import { incidentId, type FinishedIncident } from './incidents.js';
-import { EMPTY_CHECKPOINT, HostMachine, type CertInfo, type HostCheckpoint, type HostSink, type Lookups, type NetworkInfo, type ProbeRow } from './machine.js';
-import { BucketAccumulator, phaseIndex, ROLLUP_DDL, ROLLUP_TABLES, rollUpMonths, rollupStatements } from './rollup.js';
-import { DAY, dayStart, hourStart, monthStart } from './time.js';
+import { BUCKET_FIELDS, computeHost, HOURLY, ProbeReader, type HostJob, type HostOutput } from './compute.js';
+import { incidentId } from './incidents.js';
+import { EMPTY_CHECKPOINT, HostMachine, type HostCheckpoint, type HostSink } from './machine.js';
+import { defaultHostWorkers, HostPool } from './pool.js';
+import { ROLLUP_DDL, ROLLUP_TABLES, rollUpMonths, rollupStatements } from './rollup.js';
+import { dayStart, monthStart } from './time.js';
 
 export const HOSTS_STEP = 'hosts';
 /** meta key: raw checks before this instant (ms, a UTC day start) have been pruned. */
@@ -74,89 +76,6 @@ export function prunedBefore(db: Db): number | null {
   return v === null ? null : Number(v);
 }
 
-class Reader implements Lookups {
-  private readonly certs = new Map<number, CertInfo>();
-  private readonly networks = new Map<number, NetworkInfo>();
-  private readonly certStmt: Statement;
-  private readonly netStmt: Statement;
-  readonly locationIds: number[];
-  readonly locationNames: Map<number, string>;
-  private readonly day: Statement;
-  private readonly dayUpTo: Statement;
-  private readonly minAt: Statement;
-  private readonly maxAt: Statement;
-
-  constructor(private readonly db: Db) {
-    this.certStmt = db.prepare('SELECT fingerprint, subject, issuer, not_before, not_after FROM certs WHERE id = ?');
-    this.netStmt = db.prepare('SELECT ips, ptr FROM networks WHERE id = ?');
-    const locs = db.prepare('SELECT id, name FROM locations ORDER BY id').all() as { id: number; name: string }[];
-    this.locationIds = locs.map((l) => l.id);
-    this.locationNames = new Map(locs.map((l) => [l.id, l.name]));
-    // One primary-key range (host, location, at) per location, merged here: cheaper than letting
-    // SQLite sort the rows of all locations.
-    const cols = 'location_id, at, result, dns, tcp, tls, http, total, network_id, cert_id';
-    this.day = db.prepare(`SELECT ${cols} FROM probe_obs WHERE host_id = ? AND location_id = ? AND at >= ? AND at < ?`).raw();
-    this.dayUpTo = db.prepare(`SELECT ${cols} FROM probe_obs WHERE host_id = ? AND location_id = ? AND at >= ? AND at < ? AND segment_id <= ?`).raw();
-    this.minAt = db.prepare('SELECT min(at) FROM probe_obs WHERE host_id = ? AND location_id = ?').pluck();
-    this.maxAt = db.prepare('SELECT max(at) FROM probe_obs WHERE host_id = ? AND location_id = ?').pluck();
-  }
-
-  cert(id: number): CertInfo {
-    let c = this.certs.get(id);
-    if (!c) {
-      c = this.certStmt.get(id) as CertInfo | undefined;
-      if (!c) throw new Error(`certs row ${id} is missing`);
-      this.certs.set(id, c);
-    }
-    return c;
-  }
-
-  network(id: number): NetworkInfo {
-    let n = this.networks.get(id);
-    if (!n) {
-      const row = this.netStmt.get(id) as { ips: string; ptr: string | null } | undefined;
-      if (!row) throw new Error(`networks row ${id} is missing`);
-      n = { ips: JSON.parse(row.ips) as string[], ptr: row.ptr };
-      this.networks.set(id, n);
-    }
-    return n;
-  }
-
-  /** Earliest and latest check of a host (null when it has none). */
-  span(hostId: number): { min: number; max: number } | null {
-    let min = Infinity;
-    let max = -Infinity;
-    for (const loc of this.locationIds) {
-      const a = this.minAt.get(hostId, loc) as number | null;
-      const b = this.maxAt.get(hostId, loc) as number | null;
-      if (a !== null && a < min) min = a;
-      if (b !== null && b > max) max = b;
-    }
-    return min === Infinity ? null : { min, max };
-  }
-
-  /**
-   * Feeds a host's checks in [from, to) to `feed`, one UTC day per query (bounded memory; no
-   * statement stays open while the caller writes). maxSegment: only rows of segments up to it.
-   */
-  feed(hostId: number, from: number, to: number, maxSegment: number | null, feed: (row: ProbeRow) => void): number {
-    let n = 0;
-    for (let d = dayStart(from); d < to; d += DAY) {
-      const lo = Math.max(d, from);
-      const hi = Math.min(d + DAY, to);
-      let rows: ProbeRow[] = [];
-      for (const loc of this.locationIds) {
-        const part = (maxSegment === null ? this.day.all(hostId, loc, lo, hi) : this.dayUpTo.all(hostId, loc, lo, hi, maxSegment)) as ProbeRow[];
-        rows = rows.length === 0 ? part : rows.concat(part);
-      }
-      rows.sort((x, y) => x[1] - y[1] || x[0] - y[0]);
-      for (const r of rows) feed(r);
-      n += rows.length;
-    }
-    return n;
-  }
-}
-
 interface Stmts {
   delState: Statement;
   delIncidents: Statement;
@@ -211,67 +130,59 @@ function latestCheckpoint(s: Stmts, hostId: number, atOrBefore: number): { at: n
 
 class HostsRun {
   readonly s: Stmts;
-  readonly reader: Reader;
+  readonly reader: ProbeReader;
   readonly rollups;
   readonly events: EventWriter;
-  readonly stats = { hosts: 0, checks: 0, intervals: 0, incidents: 0, events: 0, hourly: 0, daily: 0, monthly: 0 };
+  /** workers: the threads that computed the hosts (0: this one). */
+  readonly stats = { hosts: 0, workers: 0, checks: 0, intervals: 0, incidents: 0, events: 0, hourly: 0, daily: 0, monthly: 0 };
 
   constructor(private readonly db: Db) {
     this.s = statements(db);
-    this.reader = new Reader(db);
+    this.reader = new ProbeReader(db);
     this.rollups = rollupStatements(db);
     this.events = new EventWriter(db);
   }
 
-  /** Recomputes one host from its latest checkpoint at or before `a`. */
-  host(hostId: number, a: number, full: boolean): void {
-    const { s, reader, db, stats } = this;
-    const hostname = s.hostname.get(hostId) as string;
-    const cp = latestCheckpoint(s, hostId, a);
+  /**
+   * Readies one host for recomputation from its latest checkpoint at or before `a`: deletes its rows
+   * from there on, and returns what the machine starts from.
+   */
+  prepare(hostId: number, a: number): HostJob {
+    const cp = latestCheckpoint(this.s, hostId, a);
     const c = cp ? cp.at : SCRATCH;
     const state = cp ? cp.state : EMPTY_CHECKPOINT;
-    rewind(db, s, hostId, c, state);
+    rewind(this.db, this.s, hostId, c, state);
+    return { hostId, resumeAt: cp ? c : null, state };
+  }
+
+  /** Writes a prepared host's recomputed rows (computeHost), its monthly buckets and its events. */
+  write(out: HostOutput, full: boolean): void {
+    const { s, db, stats } = this;
+    const hostId = out.hostId;
+    const hostname = s.hostname.get(hostId) as string;
     const ins = this.rollups.insert;
-    const names = reader.locationNames;
-    const hourly = new BucketAccumulator(hourStart, (b, loc, up, dg, dn, sk) => {
-      ins.hourly.run(hostId, b, loc, up, dg, dn, sk);
-      stats.hourly++;
-    });
-    const daily = new BucketAccumulator(dayStart, (b, loc, up, dg, dn, sk) => {
-      ins.daily.run(hostId, b, loc, up, dg, dn, sk);
-      stats.daily++;
-    });
-    const sink: HostSink = {
-      interval: (from, to, verdict, net, cert) => {
-        s.insState.run(hostId, from, to, verdict, net, cert);
-        stats.intervals++;
-      },
-      incident: (inc: FinishedIncident) => {
-        s.insIncident.run(incidentId('host', hostname, inc.startedAt), hostId, inc.status, inc.severity, inc.startedAt, inc.endedAt, inc.closedAt, JSON.stringify(inc.timeline));
-        stats.incidents++;
-      },
-      event: (type, at, payload, seats) => {
-        s.insEvent.run(hostId, at, type, JSON.stringify(payload), JSON.stringify(seats));
-      },
-      checkpoint: (at, st) => {
-        s.insCheckpoint.run(hostId, at, st);
-      },
-      check: (row) => {
-        const name = names.get(row[0]) ?? String(row[0]);
-        const phases = [phaseIndex(row[3]), phaseIndex(row[4]), phaseIndex(row[5]), phaseIndex(row[6]), phaseIndex(row[7])];
-        hourly.add(row[1], name, row[2], phases);
-        daily.add(row[1], name, row[2], phases);
-      },
-    };
-    const machine = new HostMachine(state, sink, reader);
-    const span = reader.span(hostId);
-    if (span) {
-      const from = cp ? c : span.min;
-      if (from <= span.max) stats.checks += reader.feed(hostId, from, span.max + 1, null, (r) => machine.check(r));
+    const b = out.buckets;
+    // Sketches cross threads as a Uint8Array; better-sqlite3 binds a Buffer as a blob (a view, no copy).
+    const blob = Buffer.from(out.sketches.buffer, out.sketches.byteOffset, out.sketches.byteLength);
+    let from = 0;
+    for (let i = 0; i < b.length; i += BUCKET_FIELDS) {
+      const to = b[i + 6]!;
+      const daily = b[i] !== HOURLY;
+      (daily ? ins.daily : ins.hourly).run(hostId, b[i + 1], out.locations[b[i + 2]!], b[i + 3], b[i + 4], b[i + 5], blob.subarray(from, to));
+      from = to;
+      if (daily) stats.daily++;
+      else stats.hourly++;
     }
-    machine.finish();
-    hourly.flush();
-    daily.flush();
+    for (const [f, t, verdict, net, cert] of out.intervals) s.insState.run(hostId, f, t, verdict, net, cert);
+    stats.intervals += out.intervals.length;
+    for (const inc of out.incidents) {
+      s.insIncident.run(incidentId('host', hostname, inc.startedAt), hostId, inc.status, inc.severity, inc.startedAt, inc.endedAt, inc.closedAt, JSON.stringify(inc.timeline));
+    }
+    stats.incidents += out.incidents.length;
+    for (const [type, at, payload, seats] of out.events) s.insEvent.run(hostId, at, type, payload, seats);
+    for (const [at, state] of out.checkpoints) s.insCheckpoint.run(hostId, at, state);
+    stats.checks += out.checks;
+    const c = out.resumeAt ?? SCRATCH;
     stats.monthly += rollUpMonths(db, hostId, c, ins.monthly);
 
     // The shared events table gets this host's events from C on (all of them on a full run, whose
@@ -347,11 +258,39 @@ export const hostsStep: DeriveStep = {
   },
 };
 
+/**
+ * Recomputes the hosts: on worker threads when a pool opens (pool.ts: by default on a full run), which compute up to
+ * `pool.depth` hosts ahead while this thread writes the rows of the oldest; otherwise here, one after
+ * the other. Either way the hosts are prepared and written in `hostIds` order.
+ */
 function runHosts(ctx: DeriveContext, run: HostsRun, hostIds: number[], a: number): StepStats {
-  let i = 0;
-  for (const id of hostIds) {
-    run.host(id, a, ctx.full);
-    if (++i % 100 === 0) ctx.progress(`derive: hosts ${i}/${hostIds.length}`);
+  // An incremental run recomputes a day or so per host: little to compute against the rows to delete
+  // and write, so workers (with cold caches of their own) would cost more than they save.
+  const workers = ctx.hostWorkers ?? (ctx.full ? defaultHostWorkers() : 0);
+  const pool = HostPool.open(ctx.db, workers, hostIds.length);
+  const done = (i: number): void => {
+    if (i % 100 === 0) ctx.progress(`derive: hosts ${i}/${hostIds.length}`);
+  };
+  run.stats.workers = pool?.size ?? 0;
+  if (pool === null) {
+    let i = 0;
+    for (const id of hostIds) {
+      run.write(computeHost(run.reader, run.prepare(id, a)), ctx.full);
+      done(++i);
+    }
+    return run.stats;
+  }
+  try {
+    let next = 0;
+    while (next < hostIds.length && next < pool.depth) pool.submit(run.prepare(hostIds[next++]!, a));
+    for (let i = 0; i < hostIds.length; ) {
+      const out = pool.take();
+      if (next < hostIds.length) pool.submit(run.prepare(hostIds[next++]!, a));
+      run.write(out, ctx.full);
+      done(++i);
+    }
+  } finally {
+    pool.close();
   }
   return run.stats;
 }
@@ -381,7 +320,7 @@ export function pruneRawProbes(db: Db, beforeMs: number): PruneSummary {
   if (old !== null && horizon <= old) return { horizon: old, deleted: 0, hosts: 0 };
   return db.transaction(() => {
     const s = statements(db);
-    const reader = new Reader(db);
+    const reader = new ProbeReader(db);
     const locs = reader.locationIds.join(',') || 'NULL';
     const hostIds = db
       .prepare(`SELECT id FROM hosts h WHERE EXISTS (SELECT 1 FROM probe_obs p WHERE p.host_id = h.id AND p.location_id IN (${locs}) AND p.at < ?) ORDER BY id`)
