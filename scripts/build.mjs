@@ -24,7 +24,7 @@ if (only === null) {
     logLevel: 'warning',
     banner: { js: '#!/usr/bin/env node' },
   };
-  await build({ ...common, entryPoints: { 'peppol-snapshot': 'cli/peppol-snapshot.ts', bench: 'bench/index.ts', 'parse-worker': 'src/feeds/parse-worker.ts', 'render-worker': 'src/render/render-worker.ts', 'derive-apart': 'src/derive/apart-main.ts', 'derive-hosts': 'src/derive/hosts/worker.ts', 'bulk-writer': 'src/bulk/writer.ts' }, outdir: 'dist', outExtension: { '.js': '.mjs' } });
+  await build({ ...common, entryPoints: { 'peppol-snapshot': 'cli/peppol-snapshot.ts', bench: 'bench/index.ts', 'parse-worker': 'src/feeds/parse-worker.ts', 'render-worker': 'src/render/render-worker.ts', 'derive-apart': 'src/derive/apart-main.ts', 'derive-worker': 'src/derive/worker.ts', 'bulk-writer': 'src/bulk/writer.ts' }, outdir: 'dist', outExtension: { '.js': '.mjs' } });
 }
 
 /** Prints the size of a bundle (and with --analyze what it is made of). */

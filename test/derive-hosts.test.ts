@@ -450,12 +450,12 @@ describe('incremental derivation', () => {
 
 describe('hosts computed on worker threads', () => {
   it('give the tables of hosts computed in the step\'s own thread', () => {
-    // The fixture's database is a file with more hosts than POOL_MIN_HOSTS: derived on two workers.
+    // The fixture's database is a file with more hosts than POOL_MIN_JOBS: a full run derives them on two workers.
     expect(derived.steps.hosts).toMatchObject({ workers: 2 });
     const copy = copyOfSmallDemoDb();
     const one = copy.open();
     try {
-      const s = runDerive(one, { hostWorkers: 0 }, MINE);
+      const s = runDerive(one, { deriveWorkers: 0 }, MINE);
       expect(s.steps.hosts).toMatchObject({ workers: 0, hosts: derived.steps.hosts!.hosts, hourly: derived.steps.hosts!.hourly, checks: derived.steps.hosts!.checks });
       expectSameTables(one, dbPath);
     } finally {

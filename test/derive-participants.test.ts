@@ -113,6 +113,19 @@ describe('participants step on the small demo', () => {
   });
   afterAll(() => db?.close());
 
+  it('derives the same tables with the id ranges on two worker threads as in the step\'s own thread', () => {
+    // The small demo is 3 ranges of 2,000 ids: fewer than POOL_MIN_JOBS, so the step derived them itself.
+    expect(summary.steps.participants).toMatchObject({ workers: 0 });
+    const copy = copyOfSmallDemoDb().open();
+    try {
+      const s = runDerive(copy, { full: true, deriveWorkers: 2 }, STEPS);
+      expect(s.steps.participants).toMatchObject({ workers: 2, participants: summary.steps.participants!.participants, history_rows: summary.steps.participants!.history_rows, events: summary.steps.participants!.events });
+      expect(snapshot(copy)).toEqual(snapshot(db));
+    } finally {
+      copy.close();
+    }
+  });
+
   it('emits exactly the ground truth participant events (type, participant, observed_at)', () => {
     const derived = (db.prepare(`SELECT e.type, p.pid, e.observed_at FROM events e JOIN participants p ON p.id = e.participant_id WHERE e.type IN (${TYPES_SQL})`).all() as Array<{ type: string; pid: string; observed_at: number }>).map(
       (r) => `${r.type}|${r.pid}|${new Date(r.observed_at).toISOString()}`,

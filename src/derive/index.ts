@@ -40,8 +40,8 @@ export interface DeriveOptions {
   progress?: (message: string) => void;
   /** Restrict to these steps (tests); the watermark does not move then. */
   only?: readonly string[];
-  /** Worker threads of the hosts step (DeriveContext.hostWorkers; 0: none). */
-  hostWorkers?: number;
+  /** Worker threads of the hosts and participants steps (DeriveContext.deriveWorkers; 0: none). */
+  deriveWorkers?: number;
 }
 
 export interface DeriveSummary {
@@ -108,7 +108,7 @@ export function runDerive(db: Db, opts: DeriveOptions = {}, steps: readonly Deri
   const watermark = Number(getMeta(db, 'derive_upto') ?? '0');
   const since = full ? 0 : watermark;
   const ctx: DeriveContext = { db, full, since, upTo, progress: opts.progress ?? (() => {}) };
-  if (opts.hostWorkers !== undefined) ctx.hostWorkers = opts.hostWorkers;
+  if (opts.deriveWorkers !== undefined) ctx.deriveWorkers = opts.deriveWorkers;
   const summary: DeriveSummary = { full, since, upTo, seconds: 0, steps: {} };
   ensureChangesTable(db);
   if (full)

@@ -26,10 +26,11 @@ export interface DeriveContext {
   /** Reports progress of long work (a line on a terminal). */
   progress: (message: string) => void;
   /**
-   * Worker threads the hosts step computes hosts on (src/derive/hosts/pool.ts); 0 computes them in the
-   * step's own thread. Default: one per core, at most two, on a full run; none on an incremental run.
+   * Worker threads a full run's hosts and participants steps compute on (src/derive/pool.ts
+   * workersFor); 0 computes in the step's own thread. Default: one per core, at most two, on a full
+   * run; none on an incremental run.
    */
-  hostWorkers?: number;
+  deriveWorkers?: number;
 }
 
 /** Counts a step reports for the summary line (rows written, keys recomputed, ...). */

@@ -1,6 +1,6 @@
 // One host's recomputation as data: the machine (machine.ts) fed with the host's raw checks from its
 // checkpoint on, its output collected instead of written. The hosts step (step.ts) writes the output;
-// it computes hosts on worker threads when it can (pool.ts), each with a read connection of its own, and
+// it computes hosts on worker threads when it can (src/derive/pool.ts), each with a read connection of its own, and
 // in its own thread otherwise. Both run this code, so the rows are the same either way.
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/index.js';

@@ -14,7 +14,7 @@ import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
 import { BUCKET_FIELDS, computeHost, HOURLY, ProbeReader, type HostJob, type HostOutput } from './compute.js';
 import { incidentId } from './incidents.js';
 import { EMPTY_CHECKPOINT, HostMachine, type HostCheckpoint, type HostSink } from './machine.js';
-import { defaultHostWorkers, HostPool } from './pool.js';
+import { DerivePool, workersFor } from '../pool.js';
 import { ROLLUP_DDL, ROLLUP_TABLES, rollUpMonths, rollupStatements } from './rollup.js';
 import { dayStart, monthStart } from './time.js';
 
@@ -259,19 +259,16 @@ export const hostsStep: DeriveStep = {
 };
 
 /**
- * Recomputes the hosts: on worker threads when a pool opens (pool.ts: by default on a full run), which compute up to
- * `pool.depth` hosts ahead while this thread writes the rows of the oldest; otherwise here, one after
- * the other. Either way the hosts are prepared and written in `hostIds` order.
+ * Recomputes the hosts: on worker threads when a pool opens (src/derive/pool.ts: by default on a full
+ * run), which compute up to `pool.depth` hosts ahead while this thread writes the rows of the oldest;
+ * otherwise here, one after the other. Either way the hosts are prepared and written in `hostIds` order.
  */
 function runHosts(ctx: DeriveContext, run: HostsRun, hostIds: number[], a: number): StepStats {
-  // An incremental run recomputes a day or so per host: little to compute against the rows to delete
-  // and write, so workers (with cold caches of their own) would cost more than they save.
-  const workers = ctx.hostWorkers ?? (ctx.full ? defaultHostWorkers() : 0);
-  const pool = HostPool.open(ctx.db, workers, hostIds.length);
+  const pool = DerivePool.open(ctx.db, workersFor(ctx.deriveWorkers, ctx.full, hostIds.length), hostIds.length);
+  run.stats.workers = pool?.size ?? 0;
   const done = (i: number): void => {
     if (i % 100 === 0) ctx.progress(`derive: hosts ${i}/${hostIds.length}`);
   };
-  run.stats.workers = pool?.size ?? 0;
   if (pool === null) {
     let i = 0;
     for (const id of hostIds) {
@@ -282,11 +279,12 @@ function runHosts(ctx: DeriveContext, run: HostsRun, hostIds: number[], a: numbe
   }
   try {
     let next = 0;
-    while (next < hostIds.length && next < pool.depth) pool.submit(run.prepare(hostIds[next++]!, a));
+    while (next < hostIds.length && next < pool.depth) pool.submit({ kind: 'host', job: run.prepare(hostIds[next++]!, a) });
     for (let i = 0; i < hostIds.length; ) {
-      const out = pool.take();
-      if (next < hostIds.length) pool.submit(run.prepare(hostIds[next++]!, a));
-      run.write(out, ctx.full);
+      const r = pool.take();
+      if (r.kind !== 'host') throw new Error(`derive: a worker answered a ${r.kind} job for a host`);
+      if (next < hostIds.length) pool.submit({ kind: 'host', job: run.prepare(hostIds[next++]!, a) });
+      run.write(r.out, ctx.full);
       done(++i);
     }
   } finally {

@@ -3,8 +3,10 @@
 //
 // Scale (3 million participants): participants are never all in memory.
 // - Full run: streams participants in id order, in id ranges of BATCH; the observations of a range are
-//   three range scans of the (participant_id, at) primary keys. The list's secondary indexes are
-//   dropped for the load and built once at the end (a sorted build instead of 3 M random inserts).
+//   three range scans of the (participant_id, at) primary keys (range.ts). The ranges are read and
+//   derived on worker threads (src/derive/pool.ts) while this thread writes the ones before. The list's
+//   secondary indexes are dropped for the load and built once at the end (a sorted build instead of
+//   3 M random inserts).
 // - Incremental run: the participants with an observation in a new segment (segment_id > since) are
 //   collected in a temporary table by scanning the three observation tables (they have no index on
 //   at or segment: one sequential pass each), then each is recomputed from its whole history
@@ -19,8 +21,10 @@ import type { Statement } from 'better-sqlite3';
 import { deleteEventIds, EventWriter, eventId, PARTICIPANT_EVENT_TYPES, storedEventIs } from '../events.js';
 import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
 import { firstSweepEnd } from './baseline.js';
-import { deriveParticipant, type DirObs, type HistoryRow, type ListRow, type ParticipantKey, type SmlObs, type SmpObs } from './derive.js';
+import { DerivePool, workersFor } from '../pool.js';
+import { deriveParticipant, type HistoryRow, type ListRow, type ParticipantKey, type SmlObs, type SmpObs } from './derive.js';
 import { EndpointSets, type EndpointSet } from './endpoints.js';
+import { DIR_COLS, dirObs, HostNames, RangeReader, type DirRaw, type ParticipantRange, type RangeJob, type SmlRaw, type SmpRaw } from './range.js';
 
 /** Secondary indexes of participant_list: list sorts (each ending in the unique id) and filters. */
 export const PARTICIPANT_LIST_INDEXES: ReadonlyArray<readonly [name: string, sql: string]> = [
@@ -87,32 +91,6 @@ export const PARTICIPANTS_TABLES = ['participant_as_of', 'participant_history', 
 
 /** Participants per id range of a full run. */
 const BATCH = 2000;
-
-const DIR_COLS = 'participant_id, at, present, has_card, name, country, registration_date';
-
-/** Hostnames by hosts.id (a few thousand hosts: memoised for the run). */
-class HostNames {
-  private readonly memo = new Map<number, string>();
-  private readonly q;
-  constructor(db: Db) {
-    this.q = db.prepare('SELECT hostname FROM hosts WHERE id = ?').pluck();
-  }
-  get(id: number | null): string | null {
-    if (id === null) return null;
-    let h = this.memo.get(id);
-    if (h === undefined) {
-      h = this.q.get(id) as string;
-      this.memo.set(id, h);
-    }
-    return h;
-  }
-}
-
-// Rows are read in raw (array) mode and turned into objects here: cheaper than named rows.
-type DirRaw = [participant_id: number, at: number, present: number, has_card: number, name: string | null, country: string | null, registration_date: string | null];
-type SmlRaw = [participant_id: number, at: number, registered: number, smp_host_id: number | null];
-type SmpRaw = [participant_id: number, at: number, endpoint_set_id: number];
-const dirObs = (r: DirRaw): DirObs => ({ at: r[1], present: r[2], has_card: r[3], name: r[4], country: r[5], registration_date: r[6] });
 
 /** The columns of participant_list after participant_id, in the order Writer binds them. */
 const LIST_ROW_COLUMNS = ['pid', 'scheme', 'value', 'name', 'country', 'registration_date', 'has_card', 'directory_present', 'directory_since', 'registered', 'registration_since', 'smp', 'ap_seat_id', 'endpoint_set_id', 'provenance', 'first_seen_at', 'last_seen_at'] as const;
@@ -240,39 +218,41 @@ function listValues(l: ListRow): unknown[] {
   return [l.pid, l.scheme, l.value, l.name, l.country, l.registration_date, l.has_card, l.directory_present, l.directory_since, l.registered, l.registration_since, l.smp, l.ap_seat_id, l.endpoint_set_id, l.provenance, l.first_seen_at, l.last_seen_at];
 }
 
-function runFull(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts: HostNames, sweepEnd: number | null): void {
+/**
+ * A full run: the participants in id ranges of BATCH, derived on worker threads when a pool opens
+ * (src/derive/pool.ts: up to `pool.depth` ranges ahead of the writer), otherwise here; written in id
+ * order either way. The list's indexes are dropped first and built once at the end.
+ */
+function runFull(ctx: DeriveContext, w: Writer, sweepEnd: number | null): number {
   const { db, upTo } = ctx;
   for (const [name] of PARTICIPANT_LIST_INDEXES) db.exec(`DROP INDEX IF EXISTS ${name}`);
-  const parts = db.prepare('SELECT id, pid, scheme, value FROM participants WHERE id >= ? AND id < ? ORDER BY id');
-  const range = 'participant_id >= ? AND participant_id < ? AND segment_id <= ? ORDER BY participant_id, at';
-  const dirQ = db.prepare(`SELECT ${DIR_COLS} FROM directory_obs WHERE ${range}`).raw();
-  const smlQ = db.prepare(`SELECT participant_id, at, registered, smp_host_id FROM sml_obs WHERE ${range}`).raw();
-  const smpQ = db.prepare(`SELECT participant_id, at, endpoint_set_id FROM smp_obs WHERE ${range}`).raw();
   const maxId = (db.prepare('SELECT coalesce(max(id), 0) FROM participants').pluck().get() as number) ?? 0;
-  const setOf = (id: number): EndpointSet => sets.get(id);
-  let batches = 0;
-  for (let lo = 1; lo <= maxId; lo += BATCH) {
-    const hi = lo + BATCH;
-    const ps = parts.all(lo, hi) as ParticipantKey[];
-    const dirs = dirQ.all(lo, hi, upTo) as DirRaw[];
-    const smls = smlQ.all(lo, hi, upTo) as SmlRaw[];
-    const smps = smpQ.all(lo, hi, upTo) as SmpRaw[];
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    for (const p of ps) {
-      const dir: DirObs[] = [];
-      for (; i < dirs.length && dirs[i]![0] === p.id; i++) dir.push(dirObs(dirs[i]!));
-      const sml: SmlObs[] = [];
-      for (; j < smls.length && smls[j]![0] === p.id; j++) sml.push({ at: smls[j]![1], registered: smls[j]![2], smp: hosts.get(smls[j]![3]) });
-      const smp: SmpObs[] = [];
-      for (; k < smps.length && smps[k]![0] === p.id; k++) smp.push({ at: smps[k]![1], set: smps[k]![2] });
-      if (dir.length === 0 && sml.length === 0 && smp.length === 0) continue;
-      w.write(p.id, deriveParticipant(p, dir, sml, smp, setOf, sweepEnd));
+  const jobs: RangeJob[] = [];
+  for (let lo = 1; lo <= maxId; lo += BATCH) jobs.push({ lo, hi: lo + BATCH, upTo, sweepEnd });
+  const write = (range: ParticipantRange, n: number): void => {
+    for (const [id, d] of range) w.write(id, d);
+    if (n % 100 === 0) ctx.progress(`derive: participants ${Math.min(n * BATCH, maxId)}/${maxId}`);
+  };
+  const pool = DerivePool.open(db, workersFor(ctx.deriveWorkers, true, jobs.length), jobs.length);
+  if (pool === null) {
+    const reader = new RangeReader(db);
+    jobs.forEach((job, i) => write(reader.derive(job), i + 1));
+  } else {
+    try {
+      let next = 0;
+      while (next < jobs.length && next < pool.depth) pool.submit({ kind: 'participants', job: jobs[next++]! });
+      for (let i = 0; i < jobs.length; ) {
+        const r = pool.take();
+        if (r.kind !== 'participants') throw new Error(`derive: a worker answered a ${r.kind} job for a participants job`);
+        if (next < jobs.length) pool.submit({ kind: 'participants', job: jobs[next++]! });
+        write(r.out, ++i);
+      }
+    } finally {
+      pool.close();
     }
-    if (++batches % 100 === 0) ctx.progress(`derive: participants ${Math.min(hi - 1, maxId)}/${maxId}`);
   }
   for (const [, sql] of PARTICIPANT_LIST_INDEXES) db.exec(sql);
+  return pool?.size ?? 0;
 }
 
 /** The raw observation tables participant_list and the histories are derived from. */
@@ -312,23 +292,23 @@ function runIncremental(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts
 export function runParticipants(ctx: DeriveContext): StepStats {
   const { db } = ctx;
   const sweepEnd = firstSweepEnd(db);
-  const sets = new EndpointSets(db);
-  const hosts = new HostNames(db);
   const w = new Writer(db, !ctx.full);
   let recomputed: number;
+  let workers = 0;
   if (ctx.full) {
     db.exec('DELETE FROM participant_list; DELETE FROM participant_history; DELETE FROM participant_as_of;');
-    runFull(ctx, w, sets, hosts, sweepEnd);
+    workers = runFull(ctx, w, sweepEnd);
     recomputed = w.participants;
   } else {
-    recomputed = runIncremental(ctx, w, sets, hosts, sweepEnd);
+    recomputed = runIncremental(ctx, w, new EndpointSets(db), new HostNames(db), sweepEnd);
   }
   // as_of: the latest observation of any participant. Every participant with a new observation was
   // recomputed, so the maximum over the old value and the recomputed ones is the global maximum.
   if (w.maxAt !== null) {
     db.prepare('INSERT INTO participant_as_of (id, as_of) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET as_of = max(as_of, excluded.as_of)').run(w.maxAt);
   }
-  return { participants: recomputed, history_rows: w.historyRows, events: w.eventsWritten };
+  // workers: the threads that derived the participants of a full run (0: this one).
+  return { participants: recomputed, workers, history_rows: w.historyRows, events: w.eventsWritten };
 }
 
 export const participantsStep: DeriveStep = {
