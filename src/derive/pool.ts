@@ -30,6 +30,9 @@ export interface DeriveWorkerData {
 export type DeriveJob = { kind: 'host'; job: HostJob } | { kind: 'participants'; job: RangeJob };
 /** What a job gives. */
 export type DeriveResult = { kind: 'host'; out: HostOutput } | { kind: 'participants'; out: ParticipantRange };
+/** The job and the result of one kind. */
+export type JobOf<K extends DeriveJob['kind']> = Extract<DeriveJob, { kind: K }>['job'];
+export type ResultOf<K extends DeriveJob['kind']> = Extract<DeriveResult, { kind: K }>['out'];
 /** A worker's answer to a job: its result, or why it failed. */
 export type DeriveWorkerMessage = { ok: true; result: DeriveResult } | { ok: false; error: string };
 
@@ -142,5 +145,39 @@ export class DerivePool {
   close(): void {
     for (const p of this.ports) p.close();
     for (const w of this.workers) void w.terminate();
+  }
+}
+
+/**
+ * Computes `count` jobs of one kind and hands each result to `write` in job order: on the pool's
+ * workers, up to `pool.depth` jobs ahead of `write`, or without a pool one after the other with
+ * `here`. `jobAt(i)` is called in order of i, and before result i is written. Closes the pool.
+ */
+export function computeInOrder<K extends DeriveJob['kind']>(
+  pool: DerivePool | null,
+  kind: K,
+  count: number,
+  jobAt: (i: number) => JobOf<K>,
+  here: (job: JobOf<K>) => ResultOf<K>,
+  write: (out: ResultOf<K>, i: number) => void,
+): void {
+  if (pool === null) {
+    for (let i = 0; i < count; i++) write(here(jobAt(i)), i);
+    return;
+  }
+  // { kind, job } with job of that kind is a DeriveJob; TypeScript does not relate the two generics.
+  const submit = (i: number): void => pool.submit({ kind, job: jobAt(i) } as DeriveJob);
+  try {
+    let next = 0;
+    while (next < count && next < pool.depth) submit(next++);
+    for (let i = 0; i < count; i++) {
+      const r = pool.take();
+      if (r.kind !== kind) throw new Error(`derive: a worker answered a ${r.kind} job for a ${kind} job`);
+      if (next < count) submit(next++);
+      // r.kind is K (checked above); TypeScript does not narrow the generic.
+      write(r.out as ResultOf<K>, i);
+    }
+  } finally {
+    pool.close();
   }
 }

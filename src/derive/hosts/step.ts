@@ -14,7 +14,7 @@ import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
 import { BUCKET_FIELDS, computeHost, HOURLY, ProbeReader, type HostJob, type HostOutput } from './compute.js';
 import { incidentId } from './incidents.js';
 import { EMPTY_CHECKPOINT, HostMachine, type HostCheckpoint, type HostSink } from './machine.js';
-import { DerivePool, workersFor } from '../pool.js';
+import { computeInOrder, DerivePool, workersFor } from '../pool.js';
 import { ROLLUP_DDL, ROLLUP_TABLES, rollUpMonths, rollupStatements } from './rollup.js';
 import { dayStart, monthStart } from './time.js';
 
@@ -266,30 +266,17 @@ export const hostsStep: DeriveStep = {
 function runHosts(ctx: DeriveContext, run: HostsRun, hostIds: number[], a: number): StepStats {
   const pool = DerivePool.open(ctx.db, workersFor(ctx.deriveWorkers, ctx.full, hostIds.length), hostIds.length);
   run.stats.workers = pool?.size ?? 0;
-  const done = (i: number): void => {
-    if (i % 100 === 0) ctx.progress(`derive: hosts ${i}/${hostIds.length}`);
-  };
-  if (pool === null) {
-    let i = 0;
-    for (const id of hostIds) {
-      run.write(computeHost(run.reader, run.prepare(id, a)), ctx.full);
-      done(++i);
-    }
-    return run.stats;
-  }
-  try {
-    let next = 0;
-    while (next < hostIds.length && next < pool.depth) pool.submit({ kind: 'host', job: run.prepare(hostIds[next++]!, a) });
-    for (let i = 0; i < hostIds.length; ) {
-      const r = pool.take();
-      if (r.kind !== 'host') throw new Error(`derive: a worker answered a ${r.kind} job for a host`);
-      if (next < hostIds.length) pool.submit({ kind: 'host', job: run.prepare(hostIds[next++]!, a) });
-      run.write(r.out, ctx.full);
-      done(++i);
-    }
-  } finally {
-    pool.close();
-  }
+  computeInOrder(
+    pool,
+    'host',
+    hostIds.length,
+    (i) => run.prepare(hostIds[i]!, a),
+    (job) => computeHost(run.reader, job),
+    (out, i) => {
+      run.write(out, ctx.full);
+      if ((i + 1) % 100 === 0) ctx.progress(`derive: hosts ${i + 1}/${hostIds.length}`);
+    },
+  );
   return run.stats;
 }
 

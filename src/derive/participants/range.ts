@@ -31,6 +31,8 @@ export type DirRaw = [participant_id: number, at: number, present: number, has_c
 export type SmlRaw = [participant_id: number, at: number, registered: number, smp_host_id: number | null];
 export type SmpRaw = [participant_id: number, at: number, endpoint_set_id: number];
 export const dirObs = (r: DirRaw): DirObs => ({ at: r[1], present: r[2], has_card: r[3], name: r[4], country: r[5], registration_date: r[6] });
+export const smlObs = (r: SmlRaw, hosts: HostNames): SmlObs => ({ at: r[1], registered: r[2], smp: hosts.get(r[3]) });
+export const smpObs = (r: SmpRaw): SmpObs => ({ at: r[1], set: r[2] });
 
 /** Participant ids [lo, hi), their observations of segments up to `upTo`, the first sweep's end (baseline.ts). */
 export interface RangeJob {
@@ -77,9 +79,9 @@ export class RangeReader {
       const dir: DirObs[] = [];
       for (; i < dirs.length && dirs[i]![0] === p.id; i++) dir.push(dirObs(dirs[i]!));
       const sml: SmlObs[] = [];
-      for (; j < smls.length && smls[j]![0] === p.id; j++) sml.push({ at: smls[j]![1], registered: smls[j]![2], smp: this.hosts.get(smls[j]![3]) });
+      for (; j < smls.length && smls[j]![0] === p.id; j++) sml.push(smlObs(smls[j]!, this.hosts));
       const smp: SmpObs[] = [];
-      for (; k < smps.length && smps[k]![0] === p.id; k++) smp.push({ at: smps[k]![1], set: smps[k]![2] });
+      for (; k < smps.length && smps[k]![0] === p.id; k++) smp.push(smpObs(smps[k]!));
       if (dir.length === 0 && sml.length === 0 && smp.length === 0) continue;
       out.push([p.id, deriveParticipant(p, dir, sml, smp, setOf, sweepEnd)]);
     }

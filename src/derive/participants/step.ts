@@ -21,10 +21,10 @@ import type { Statement } from 'better-sqlite3';
 import { deleteEventIds, EventWriter, eventId, PARTICIPANT_EVENT_TYPES, storedEventIs } from '../events.js';
 import type { DeriveContext, DeriveStep, StepStats } from '../step.js';
 import { firstSweepEnd } from './baseline.js';
-import { DerivePool, workersFor } from '../pool.js';
-import { deriveParticipant, type HistoryRow, type ListRow, type ParticipantKey, type SmlObs, type SmpObs } from './derive.js';
+import { computeInOrder, DerivePool, workersFor } from '../pool.js';
+import { deriveParticipant, type HistoryRow, type ListRow, type ParticipantKey } from './derive.js';
 import { EndpointSets, type EndpointSet } from './endpoints.js';
-import { DIR_COLS, dirObs, HostNames, RangeReader, type DirRaw, type ParticipantRange, type RangeJob, type SmlRaw, type SmpRaw } from './range.js';
+import { DIR_COLS, dirObs, HostNames, RangeReader, smlObs, smpObs, type DirRaw, type RangeJob, type SmlRaw, type SmpRaw } from './range.js';
 
 /** Secondary indexes of participant_list: list sorts (each ending in the unique id) and filters. */
 export const PARTICIPANT_LIST_INDEXES: ReadonlyArray<readonly [name: string, sql: string]> = [
@@ -227,32 +227,23 @@ function runFull(ctx: DeriveContext, w: Writer, sweepEnd: number | null): number
   const { db, upTo } = ctx;
   for (const [name] of PARTICIPANT_LIST_INDEXES) db.exec(`DROP INDEX IF EXISTS ${name}`);
   const maxId = (db.prepare('SELECT coalesce(max(id), 0) FROM participants').pluck().get() as number) ?? 0;
-  const jobs: RangeJob[] = [];
-  for (let lo = 1; lo <= maxId; lo += BATCH) jobs.push({ lo, hi: lo + BATCH, upTo, sweepEnd });
-  const write = (range: ParticipantRange, n: number): void => {
-    for (const [id, d] of range) w.write(id, d);
-    if (n % 100 === 0) ctx.progress(`derive: participants ${Math.min(n * BATCH, maxId)}/${maxId}`);
-  };
-  const pool = DerivePool.open(db, workersFor(ctx.deriveWorkers, true, jobs.length), jobs.length);
-  if (pool === null) {
-    const reader = new RangeReader(db);
-    jobs.forEach((job, i) => write(reader.derive(job), i + 1));
-  } else {
-    try {
-      let next = 0;
-      while (next < jobs.length && next < pool.depth) pool.submit({ kind: 'participants', job: jobs[next++]! });
-      for (let i = 0; i < jobs.length; ) {
-        const r = pool.take();
-        if (r.kind !== 'participants') throw new Error(`derive: a worker answered a ${r.kind} job for a participants job`);
-        if (next < jobs.length) pool.submit({ kind: 'participants', job: jobs[next++]! });
-        write(r.out, ++i);
-      }
-    } finally {
-      pool.close();
-    }
-  }
+  const ranges = Math.ceil(maxId / BATCH);
+  const pool = DerivePool.open(db, workersFor(ctx.deriveWorkers, true, ranges), ranges);
+  const workers = pool?.size ?? 0;
+  let reader: RangeReader | null = null;
+  computeInOrder(
+    pool,
+    'participants',
+    ranges,
+    (i): RangeJob => ({ lo: 1 + i * BATCH, hi: 1 + (i + 1) * BATCH, upTo, sweepEnd }),
+    (job) => (reader ??= new RangeReader(db)).derive(job),
+    (range, i) => {
+      for (const [id, d] of range) w.write(id, d);
+      if ((i + 1) % 100 === 0) ctx.progress(`derive: participants ${Math.min((i + 1) * BATCH, maxId)}/${maxId}`);
+    },
+  );
   for (const [, sql] of PARTICIPANT_LIST_INDEXES) db.exec(sql);
-  return pool?.size ?? 0;
+  return workers;
 }
 
 /** The raw observation tables participant_list and the histories are derived from. */
@@ -277,8 +268,8 @@ function runIncremental(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts
     if (ps.length === 0) break;
     for (const p of ps) {
       const dir = (dirQ.all(p.id, upTo) as DirRaw[]).map(dirObs);
-      const sml = (smlQ.all(p.id, upTo) as SmlRaw[]).map((r): SmlObs => ({ at: r[1], registered: r[2], smp: hosts.get(r[3]) }));
-      const smp = (smpQ.all(p.id, upTo) as SmpRaw[]).map((r): SmpObs => ({ at: r[1], set: r[2] }));
+      const sml = (smlQ.all(p.id, upTo) as SmlRaw[]).map((r) => smlObs(r, hosts));
+      const smp = (smpQ.all(p.id, upTo) as SmpRaw[]).map(smpObs);
       w.write(p.id, deriveParticipant(p, dir, sml, smp, setOf, sweepEnd));
       affected++;
     }
