@@ -15,7 +15,8 @@ import path from 'node:path';
 import { threadId } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { FileSink } from './lists.js';
-import { encodeStored } from './stored.js';
+import { storedEncoding } from '../api/paths.js';
+import { decodeStored, encodeStored, isGzip } from './stored.js';
 
 export type CacheClass = 'mutable' | 'immutable' | 'meta';
 
@@ -110,6 +111,9 @@ export class DirectorySink implements FileSink {
    * stored bytes.
    */
   put(rel: string, content: Uint8Array, contentType: string, cacheClass: CacheClass): void {
+    // A content-addressed file already on disk (not in a directory that was empty: nothing is).
+    const onDisk = cacheClass === 'immutable' && !this.fresh ? this.putKept(rel, content, contentType) : 'absent';
+    if (onDisk === 'kept') return;
     const body = encodeStored(rel, content);
     const sha = createHash('sha256').update(body).digest('hex');
     this.insert.run(rel, this.unit, sha, body.length, contentType, cacheClass);
@@ -122,7 +126,57 @@ export class DirectorySink implements FileSink {
       if (was !== sha) this.touch!.run(rel);
       else if (cacheClass !== 'immutable') return;
     }
-    this.write(rel, body, cacheClass, true);
+    this.write(rel, body, cacheClass, true, onDisk === 'spoiled');
+  }
+
+  /**
+   * A content-addressed file that is on disk is put again as the bytes already there: its name is the
+   * hash of its content, so those bytes are the content, and the manifest names them, without
+   * encoding the content again or writing it. (An uptime list re-cuts the chunks behind its head every
+   * cycle, mostly into the chunks it had, and a full render over a tree finds most chunks there: gzip
+   * and SHA-256 of those were a tenth of a sweep cycle's render worker at `peppol`, and most of the
+   * list writer's time.)
+   *
+   * - Where the state vouches for the directory (`previousSha`): the file the earlier build recorded
+   *   is taken with its recorded hash and its size on disk, unread.
+   * - Otherwise (`--full`, a build after a killed one): the file is read and decoded, and kept when it
+   *   is stored gzip-encoded with this content (hashed as read); else it is `spoiled` and written again.
+   *
+   * So the manifest names the bytes on disk even where this code would encode them otherwise (another
+   * zlib, another level). 'absent': put as new.
+   */
+  private putKept(rel: string, content: Uint8Array, contentType: string): 'kept' | 'absent' | 'spoiled' {
+    const abs = path.join(this.outDir, rel);
+    let sha: string;
+    let size: number;
+    if (this.previousSha !== undefined) {
+      const recorded = this.previousSha(rel);
+      const st = recorded === undefined ? undefined : fs.statSync(abs, { throwIfNoEntry: false });
+      if (recorded === undefined || st === undefined) return 'absent';
+      sha = recorded;
+      size = st.size;
+    } else {
+      let disk: Buffer;
+      try {
+        disk = fs.readFileSync(abs);
+      } catch {
+        return 'absent';
+      }
+      const wanted = storedEncoding(rel) === 'gzip';
+      let same = false;
+      try {
+        same = isGzip(disk) === wanted && decodeStored(disk).equals(content);
+      } catch {
+        // not a gzip stream after all: spoiled
+      }
+      if (!same) return 'spoiled';
+      sha = createHash('sha256').update(disk).digest('hex');
+      size = disk.length;
+    }
+    this.insert.run(rel, this.unit, sha, size, contentType, 'immutable');
+    this.stats.files++;
+    this.stats.bytes += size;
+    return 'kept';
   }
 
   /**
@@ -163,11 +217,12 @@ export class DirectorySink implements FileSink {
   }
 
   /** Writes a file that the manifest does not list (the manifest's own shards and manifest.json). */
-  write(rel: string, body: Uint8Array, cacheClass: CacheClass, listed = false): void {
+  write(rel: string, body: Uint8Array, cacheClass: CacheClass, listed = false, spoiled = false): void {
     if (!listed) this.unlisted.add(rel);
     const abs = path.join(this.outDir, rel);
     if (cacheClass === 'immutable') {
-      if (fs.existsSync(abs)) return;
+      // Same name, same bytes; unless put found other bytes under the name (spoiled).
+      if (!spoiled && fs.existsSync(abs)) return;
     } else if (!this.fresh) {
       try {
         const old = fs.readFileSync(abs);
