@@ -42,71 +42,68 @@ describe('stored encoding', () => {
 describe('a content-addressed file put again', () => {
   const CHUNK = 'c/ab/cdef.json';
   const body = Buffer.from(JSON.stringify({ keys: [[1]], items: Array.from({ length: 200 }, (_, i) => ({ id: `0208::${i}`, name: 'Company BV' })) }));
+  // The earlier build's bytes of the same content, encoded otherwise (another level, as another zlib might).
+  const earlier = gzipSync(body, { level: 9 });
   const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
   type Row = { sha256: string; bytes: number };
 
-  it('keeps the bytes on disk and names them in the manifest when the earlier build recorded it; encodes it when the file is gone', () => {
+  /** A directory holding the earlier build's files (path -> bytes), and a store as a build holds it. */
+  function withEarlierFiles(files: Record<string, Uint8Array>, test: (dir: string, db: Database.Database, row: (p: string) => Row) => void): void {
     const dir = snapshotTempDir('sink-kept-');
     const db = new Database('');
     try {
       db.exec(FILES_DDL);
       db.exec('BEGIN');
-      // The earlier build's bytes of the same content, encoded otherwise (another level, as another zlib might).
-      const earlier = gzipSync(body, { level: 9 });
-      expect(Buffer.from(earlier).equals(Buffer.from(encodeStored(CHUNK, body)))).toBe(false);
-      fs.mkdirSync(path.join(dir, 'c/ab'), { recursive: true });
-      fs.writeFileSync(path.join(dir, CHUNK), earlier);
-      const before = fs.statSync(path.join(dir, CHUNK)).mtimeMs;
-      const recorded = new Map([[CHUNK, sha(earlier)], ['c/ab/gone.json', 'f'.repeat(64)]]);
-      const sink = new DirectorySink(dir, { db, previousSha: (rel) => recorded.get(rel) });
-      sink.put(CHUNK, body, 'application/json', 'immutable');
-      sink.put('c/ab/gone.json', body, 'application/json', 'immutable');
-      const row = (p: string): Row => db.prepare('SELECT sha256, bytes FROM files WHERE path = ?').get(p) as Row;
-      // Kept: not written again, and the manifest's entry is of the bytes on disk.
-      expect(fs.readFileSync(path.join(dir, CHUNK)).equals(earlier)).toBe(true);
-      expect(fs.statSync(path.join(dir, CHUNK)).mtimeMs).toBe(before);
-      expect(row(CHUNK)).toEqual({ sha256: sha(earlier), bytes: earlier.length });
-      // Recorded but gone from disk: encoded and written as new.
-      const written = fs.readFileSync(path.join(dir, 'c/ab/gone.json'));
-      expect(gunzipSync(written).equals(body)).toBe(true);
-      expect(row('c/ab/gone.json')).toEqual({ sha256: sha(written), bytes: written.length });
-      expect(sink.stats).toMatchObject({ files: 2, written: 1, bytes: earlier.length + written.length });
-      sink.close();
+      const at = (p: string): string => path.join(dir, p);
+      for (const [p, b] of Object.entries(files)) {
+        fs.mkdirSync(path.dirname(at(p)), { recursive: true });
+        fs.writeFileSync(at(p), b);
+      }
+      test(dir, db, (p) => db.prepare('SELECT sha256, bytes FROM files WHERE path = ?').get(p) as Row);
     } finally {
       db.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  it('keeps the bytes on disk and names them in the manifest when the earlier build recorded it; encodes it when the file is gone', () => {
+    expect(Buffer.from(earlier).equals(Buffer.from(encodeStored(CHUNK, body)))).toBe(false);
+    withEarlierFiles({ [CHUNK]: earlier }, (dir, db, row) => {
+      const at = (p: string): string => path.join(dir, p);
+      const before = fs.statSync(at(CHUNK)).mtimeMs;
+      const recorded = new Map([[CHUNK, sha(earlier)], ['c/ab/gone.json', 'f'.repeat(64)]]);
+      const sink = new DirectorySink(dir, { db, previousSha: (rel) => recorded.get(rel) });
+      sink.put(CHUNK, body, 'application/json', 'immutable');
+      sink.put('c/ab/gone.json', body, 'application/json', 'immutable');
+      // Kept: not written again, and the manifest's entry is of the bytes on disk.
+      expect(fs.readFileSync(at(CHUNK)).equals(earlier)).toBe(true);
+      expect(fs.statSync(at(CHUNK)).mtimeMs).toBe(before);
+      expect(row(CHUNK)).toEqual({ sha256: sha(earlier), bytes: earlier.length });
+      // Recorded but gone from disk: encoded and written as new.
+      const written = fs.readFileSync(at('c/ab/gone.json'));
+      expect(gunzipSync(written).equals(body)).toBe(true);
+      expect(row('c/ab/gone.json')).toEqual({ sha256: sha(written), bytes: written.length });
+      expect(sink.stats).toMatchObject({ files: 2, written: 1, bytes: earlier.length + written.length });
+      sink.close();
+    });
   });
 
   it('without the state (--full, after a killed build): kept when the file on disk decodes to the content, written again when it does not', () => {
-    const dir = snapshotTempDir('sink-full-');
-    const db = new Database('');
-    try {
-      db.exec(FILES_DDL);
-      db.exec('BEGIN');
+    const spoiled = { 'c/ab/other.json': gzipSync(Buffer.from('{"keys":[],"items":[]}')), 'c/ab/plain.json': body, 'c/ab/broken.json': earlier.subarray(0, 40) };
+    withEarlierFiles({ [CHUNK]: earlier, ...spoiled }, (dir, db, row) => {
       const at = (p: string): string => path.join(dir, p);
-      fs.mkdirSync(at('c/ab'), { recursive: true });
-      const earlier = gzipSync(body, { level: 9 });
-      fs.writeFileSync(at(CHUNK), earlier);
-      fs.writeFileSync(at('c/ab/other.json'), gzipSync(Buffer.from('{"keys":[],"items":[]}')));
-      fs.writeFileSync(at('c/ab/plain.json'), body);
-      fs.writeFileSync(at('c/ab/broken.json'), earlier.subarray(0, 40));
       const sink = new DirectorySink(dir, { db });
-      for (const p of [CHUNK, 'c/ab/other.json', 'c/ab/plain.json', 'c/ab/broken.json']) sink.put(p, body, 'application/json', 'immutable');
-      const row = (p: string): Row => db.prepare('SELECT sha256, bytes FROM files WHERE path = ?').get(p) as Row;
+      for (const p of [CHUNK, ...Object.keys(spoiled)]) sink.put(p, body, 'application/json', 'immutable');
       expect(fs.readFileSync(at(CHUNK)).equals(earlier)).toBe(true);
       expect(row(CHUNK)).toEqual({ sha256: sha(earlier), bytes: earlier.length });
       // Other content under the name, the content not gzip-encoded, a cut stream: written again, encoded.
-      for (const p of ['c/ab/other.json', 'c/ab/plain.json', 'c/ab/broken.json']) {
+      for (const p of Object.keys(spoiled)) {
         const now = fs.readFileSync(at(p));
         expect(now.equals(Buffer.from(encodeStored(p, body))), p).toBe(true);
         expect(row(p)).toEqual({ sha256: sha(now), bytes: now.length });
       }
       expect(sink.stats).toMatchObject({ files: 4, written: 3 });
       sink.close();
-    } finally {
-      db.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
