@@ -111,18 +111,17 @@ export class DirectorySink implements FileSink {
    * stored bytes.
    */
   put(rel: string, content: Uint8Array, contentType: string, cacheClass: CacheClass): void {
+    // The hash the earlier build recorded, looked up once for both uses below.
+    const was = this.previousSha?.(rel);
     // A content-addressed file already on disk (not in a directory that was empty: nothing is).
-    const onDisk = cacheClass === 'immutable' && !this.fresh ? this.putKept(rel, content, contentType) : 'absent';
+    const onDisk = cacheClass === 'immutable' && !this.fresh ? this.putKept(rel, content, contentType, was) : 'absent';
     if (onDisk === 'kept') return;
     const body = encodeStored(rel, content);
     const sha = createHash('sha256').update(body).digest('hex');
-    this.insert.run(rel, this.unit, sha, body.length, contentType, cacheClass);
-    this.stats.files++;
-    this.stats.bytes += body.length;
+    this.record(rel, sha, body.length, contentType, cacheClass);
     if (this.previousSha !== undefined) {
       // A file put again with its earlier hash leaves its manifest entry as it was. (A file of a unit
       // that was not retired, e.g. a new chunk of a list patched in place, may be new: touched.)
-      const was = this.previousSha(rel);
       if (was !== sha) this.touch!.run(rel);
       else if (cacheClass !== 'immutable') return;
     }
@@ -137,20 +136,19 @@ export class DirectorySink implements FileSink {
    * and SHA-256 of those were a tenth of a sweep cycle's render worker at `peppol`, and most of the
    * list writer's time.)
    *
-   * - Where the state vouches for the directory (`previousSha`): the file the earlier build recorded
-   *   is taken with its recorded hash and its size on disk, unread.
+   * - Where the state vouches for the directory (`previousSha`; `recorded` is its hash for `rel`): the
+   *   file the earlier build recorded is taken with that hash and its size on disk, unread.
    * - Otherwise (`--full`, a build after a killed one): the file is read and decoded, and kept when it
    *   is stored gzip-encoded with this content (hashed as read); else it is `spoiled` and written again.
    *
    * So the manifest names the bytes on disk even where this code would encode them otherwise (another
    * zlib, another level). 'absent': put as new.
    */
-  private putKept(rel: string, content: Uint8Array, contentType: string): 'kept' | 'absent' | 'spoiled' {
+  private putKept(rel: string, content: Uint8Array, contentType: string, recorded: string | undefined): 'kept' | 'absent' | 'spoiled' {
     const abs = path.join(this.outDir, rel);
     let sha: string;
     let size: number;
     if (this.previousSha !== undefined) {
-      const recorded = this.previousSha(rel);
       const st = recorded === undefined ? undefined : fs.statSync(abs, { throwIfNoEntry: false });
       if (recorded === undefined || st === undefined) return 'absent';
       sha = recorded;
@@ -173,10 +171,15 @@ export class DirectorySink implements FileSink {
       sha = createHash('sha256').update(disk).digest('hex');
       size = disk.length;
     }
-    this.insert.run(rel, this.unit, sha, size, contentType, 'immutable');
-    this.stats.files++;
-    this.stats.bytes += size;
+    this.record(rel, sha, size, contentType, 'immutable');
     return 'kept';
+  }
+
+  /** A manifest entry of this build, counted. */
+  private record(rel: string, sha: string, bytes: number, contentType: string, cacheClass: CacheClass): void {
+    this.insert.run(rel, this.unit, sha, bytes, contentType, cacheClass);
+    this.stats.files++;
+    this.stats.bytes += bytes;
   }
 
   /**
@@ -187,9 +190,7 @@ export class DirectorySink implements FileSink {
    * Returns whether it was written.
    */
   putFile(rel: string, file: { tmp: string; sha256: string; bytes: number }, contentType: string, cacheClass: CacheClass, previous?: string): boolean {
-    this.insert.run(rel, this.unit, file.sha256, file.bytes, contentType, cacheClass);
-    this.stats.files++;
-    this.stats.bytes += file.bytes;
+    this.record(rel, file.sha256, file.bytes, contentType, cacheClass);
     if (this.previousSha !== undefined && this.previousSha(rel) !== file.sha256) this.touch!.run(rel);
     const abs = path.join(this.outDir, rel);
     if (previous === file.sha256 && fs.statSync(abs, { throwIfNoEntry: false })?.size === file.bytes) {
