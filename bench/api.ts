@@ -19,6 +19,7 @@ import { Pool } from 'undici';
 import { encodeCursor } from '../src/api/cursor.js';
 import { anomalyPartition, eventPartition } from '../src/api/events/feed.js';
 import type { SortKey } from '../src/api/sort-keys.js';
+import { keyOfRoot, withKeys } from '../src/edge/derived-keys.js';
 import { dateType, LIMIT_DEFAULT, timestampType } from '../src/api/params.js';
 import { expandParticipant, type StoredParticipant } from '../src/api/participants/plan.js';
 import { listRootPath } from '../src/api/paths.js';
@@ -162,9 +163,10 @@ function sampleChunk(out: string, rootRel: string, rng: Rng, far: boolean): Chun
   let entries = root.entries;
   for (let depth = 0; depth < 8 && entries.length > 0; depth++) {
     const e = far ? entries[entries.length - 1]! : rng.pick(entries)!;
-    const f = readJsonFile<Chunk | IndexNode>(out, e.path);
+    const f = readJsonFile<{ keys?: SortKey[]; items: unknown[] } | IndexNode>(out, e.path);
     if (f === null) return null;
-    if ('keys' in f) return f;
+    // A chunk (with its keys, or a list@3 chunk whose keys its items give), or an inner node.
+    if ('items' in f) return withKeys(keyOfRoot(root), f);
     entries = f.entries;
   }
   return null;

@@ -8,7 +8,11 @@ import { compareCodePoints, compareKeys, type Direction, type SortKey } from '..
 import { fnv1a, ListWriter, rawChunkOf, type FileSink } from '../src/render/lists.js';
 import { patchList, type PatchOp } from '../src/render/list-patch.js';
 import { composePage, ListReader, scanReverse } from '../src/edge/list-reader.js';
-import { facetCount, LIST_FORMAT, LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../src/edge/list-format.js';
+import { facetCount, LIST_FORMAT, LIST_FORMAT_DERIVED, LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../src/edge/list-format.js';
+import { keyDerivation } from '../src/edge/derived-keys.js';
+import { CELLS_DIRS, cellKey, expandParticipant, ID_INDEX_DIRS, listKey, listOrder, MAIN_LIST_SORTS, PARTICIPANT_KEYS, storeParticipant } from '../src/api/participants/plan.js';
+import { orderDirs } from '../src/api/routes/request.js';
+import type { ParticipantListItem } from '../src/api/schemas/index.js';
 
 class MemSink implements FileSink {
   files = new Map<string, Uint8Array>();
@@ -605,5 +609,157 @@ describe('a list read in its reversed order, nulls still last (scanReverse)', ()
     };
     // Resuming inside group c: its rest, then a seek for its (empty) null block, then the groups before.
     expect(await page([true, true, false])).toBeLessThanOrEqual((await page([false, false, false])) + 1);
+  });
+});
+
+describe('lists whose chunks store no keys (list@3: the participant lists)', () => {
+  // Participant items as the renderer stores them, with the fields their keys read (names, countries,
+  // SMPs and seats null or shared, first-seen instants colliding).
+  const participantsArb = fc
+    .uniqueArray(
+      fc.record({
+        scheme: fc.constantFrom('0208', '0088', '9925'),
+        value: fc.string({ minLength: 1, maxLength: 8 }),
+        name: fc.option(fc.string({ maxLength: 12 })),
+        country: fc.option(fc.constantFrom('BE', 'NL', 'DE')),
+        registered: fc.boolean(),
+        smp: fc.option(fc.constantFrom('smp.a.example', 'smp.b.example')),
+        ap: fc.option(fc.constantFrom('PBE000001', 'PNL000002')),
+        provenance: fc.constantFrom('directory' as const, 'discovered' as const),
+        t: fc.integer({ min: 1_700_000_000, max: 1_700_000_040 }),
+      }),
+      { selector: (r) => `${r.scheme}::${r.value}`, maxLength: 400 },
+    )
+    .map((rs) =>
+      rs.map(
+        (r): ParticipantListItem => ({
+          id: `${r.scheme}::${r.value}`,
+          scheme: r.scheme,
+          value: r.value,
+          name: r.name,
+          country: r.country,
+          registered: r.registered,
+          smp: r.smp,
+          ap_seat_id: r.ap,
+          ap_provider: r.ap === null ? null : 'Provider',
+          provenance: r.provenance,
+          first_seen_at: new Date(r.t * 1000).toISOString(),
+        }),
+      ),
+    );
+  /** Every derivation the participant lists use, with the key the renderer gives an item there and the list's directions. */
+  const LISTS: Array<{ name: string; key: (i: ParticipantListItem) => SortKey; dirs: Direction[] }> = [
+    ...MAIN_LIST_SORTS.map((sort) => ({ name: PARTICIPANT_KEYS.order(sort), key: (i: ParticipantListItem) => listKey(listOrder(sort), i), dirs: orderDirs(listOrder(sort)) })),
+    { name: PARTICIPANT_KEYS.ids, key: (i) => [i.value, i.id], dirs: ID_INDEX_DIRS },
+    { name: PARTICIPANT_KEYS.cells, key: cellKey, dirs: CELLS_DIRS },
+  ];
+  const dec = new TextDecoder();
+
+  it('hold the items only, and read back the keys and items of the same list written with its keys, chunk for chunk', async () => {
+    await fc.assert(
+      fc.asyncProperty(participantsArb, fc.integer({ min: 0, max: LISTS.length - 1 }), fc.integer({ min: 1, max: 9 }), async (items, l, minItems) => {
+        const { name, key, dirs } = LISTS[l]!;
+        const sorted = [...items].sort((a, b) => compareKeys(key(a), key(b), dirs));
+        const writeWith = (derivedKey: string | undefined): { sink: MemSink; root: ListRoot } => {
+          const sink = new MemSink();
+          const w = new ListWriter(sink, { dirs, maxItems: 40, maxBytes: 4000, minItems, ...(derivedKey === undefined ? {} : { derivedKey }) });
+          for (const i of sorted) w.add(storeParticipant(i), key(i));
+          return { sink, root: w.finish('i/test.json') };
+        };
+        const keyed = writeWith(undefined);
+        const derived = writeWith(name);
+        expect(keyed.root.format).toBe(LIST_FORMAT);
+        expect(derived.root.format).toBe(LIST_FORMAT_DERIVED);
+        expect(derived.root.key).toBe(name);
+        // The same chunk boundaries and counts: only the chunks' bytes (and so their paths) differ.
+        const shape = (s: { sink: MemSink; root: ListRoot }): unknown[] => chunkEntries(s.sink, s.root).map((e) => [e.first, e.last, e.count]);
+        expect(shape(derived)).toEqual(shape(keyed));
+        const keyOf = keyDerivation(name)!;
+        const keyedChunks = chunkEntries(keyed.sink, keyed.root);
+        chunkEntries(derived.sink, derived.root).forEach((e, n) => {
+          const text = dec.decode(derived.sink.files.get(e.path)!);
+          expect(Object.keys(JSON.parse(text) as object)).toEqual(['items']);
+          // A build reads a kept chunk's items as written and their keys derived (list-patch).
+          const raw = rawChunkOf(text, keyOf);
+          const was = rawChunkOf(dec.decode(keyed.sink.files.get(keyedChunks[n]!.path)!));
+          expect(raw).toEqual(was);
+        });
+        // The shim's reader derives the keys: the same items and keys in both directions.
+        const all = async (s: MemSink, backward: boolean): Promise<unknown[]> => {
+          const r = (await ListReader.open(s.read, 'i/test.json'))!;
+          const out: unknown[] = [];
+          for await (const x of backward ? r.scanBackward() : r.scan()) out.push([x.key, x.item]);
+          return out;
+        };
+        expect(await all(derived.sink, false)).toEqual(sorted.map((i) => [key(i), storeParticipant(i)]));
+        expect(await all(derived.sink, true)).toEqual(await all(keyed.sink, true));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('store each item without its id, which expands back as scheme::value; an item stored before (the id first) expands the same', () => {
+    fc.assert(
+      fc.property(participantsArb, (items) => {
+        for (const i of items) {
+          const stored = storeParticipant(i);
+          expect(stored).toHaveLength(10);
+          expect(expandParticipant(stored)).toEqual(i);
+          expect(expandParticipant([i.id, ...stored])).toEqual(i);
+        }
+      }),
+      { numRuns: 50 },
+    );
+    const i = { id: '0208::0123', scheme: '0208', value: '0123', name: null, country: null, registered: false, smp: null, ap_seat_id: null, ap_provider: null, provenance: 'discovered' as const, first_seen_at: '2026-01-01T00:00:00.000Z' };
+    expect(() => storeParticipant({ ...i, id: '0208::0124' })).toThrow(/not 0208::0123/);
+  });
+
+  it('are patched in place into the list a full write gives', () => {
+    fc.assert(
+      fc.property(participantsArb, fc.integer({ min: 0, max: LISTS.length - 1 }), fc.integer(), (items, l, seed) => {
+        const { name, key, dirs } = LISTS[l]!;
+        const opts = { dirs, maxItems: 30, maxBytes: 3000, minItems: 4, derivedKey: name };
+        const sorted = (xs: ParticipantListItem[]): ParticipantListItem[] => [...xs].sort((a, b) => compareKeys(key(a), key(b), dirs));
+        const writeAll = (xs: ParticipantListItem[]): { sink: MemSink; root: ListRoot } => {
+          const sink = new MemSink();
+          const w = new ListWriter(sink, opts);
+          for (const i of sorted(xs)) w.add(storeParticipant(i), key(i));
+          return { sink, root: w.finish('i/test.json') };
+        };
+        // Every fifth participant (by the seed) leaves, every seventh is renamed and so moves in a name order.
+        const before = writeAll(items);
+        const next: ParticipantListItem[] = [];
+        const ops: PatchOp[] = [];
+        items.forEach((i, n) => {
+          const k = key(i);
+          if ((n + seed) % 5 === 0) ops.push({ key: k, keyJson: JSON.stringify(k) });
+          else if ((n + seed) % 7 === 0) {
+            const r = { ...i, name: `${i.name ?? ''}x` };
+            next.push(r);
+            ops.push({ key: k, keyJson: JSON.stringify(k) });
+            ops.push({ key: key(r), keyJson: JSON.stringify(key(r)), json: JSON.stringify(storeParticipant(r)) });
+          } else next.push(i);
+        });
+        // A renamed participant keeps its key in the orders that do not read the name: one op per key.
+        const byKey = new Map<string, PatchOp>();
+        for (const op of ops) byKey.set(op.keyJson, op.json !== undefined || !byKey.has(op.keyJson) ? op : byKey.get(op.keyJson)!);
+        const sortedOps = [...byKey.values()].sort((a, b) => compareKeys(a.key, b.key, dirs));
+        const full = writeAll(next);
+        const sink = new MemSink();
+        for (const [p, b] of before.sink.files) sink.files.set(p, b);
+        const r = patchList({
+          root: before.root,
+          read: (p) => JSON.parse(dec.decode(before.sink.files.get(p)!)) as unknown,
+          readChunk: (p, keyOf) => rawChunkOf(dec.decode(before.sink.files.get(p)!), keyOf),
+          ops: sortedOps,
+          opts,
+          sink,
+          holds: (p) => before.sink.files.has(p),
+        });
+        expect(JSON.stringify(r.root)).toBe(JSON.stringify(full.root));
+        for (const p of r.paths) expect(sink.files.get(p)).toEqual(full.sink.files.get(p));
+      }),
+      { numRuns: 150 },
+    );
   });
 });

@@ -24,7 +24,11 @@ export interface IndexNode {
   entries: IndexEntry[];
 }
 
-/** A chunk: items in list order, with their sort keys. */
+/**
+ * A chunk: items in list order, with their sort keys. A chunk of a list whose root names a `key`
+ * derivation (format list@3) is stored without `keys`: a reader derives them from the items
+ * (src/edge/derived-keys.ts withKeys) and sees this shape.
+ */
 export interface Chunk {
   keys: SortKey[];
   items: unknown[];
@@ -38,8 +42,13 @@ export interface HeadChunk extends Chunk {
 
 /** The root of a list index (one mutable file per list). */
 export interface ListRoot {
-  /** list@1: no head; list@2: `head` holds the list's first items (a reader of list@1 rejects it). */
-  format: typeof LIST_FORMAT | typeof LIST_FORMAT_HEAD;
+  /**
+   * list@1: no head; list@2: `head` holds the list's first items; list@3: no head, and the chunks hold
+   * no keys, `key` names how to derive them from the items. A reader rejects a format it does not know.
+   */
+  format: typeof LIST_FORMAT | typeof LIST_FORMAT_HEAD | typeof LIST_FORMAT_DERIVED;
+  /** list@3: the derivation of an item's sort key (src/edge/derived-keys.ts). */
+  key?: string;
   /** Directions of the sort key fields. */
   dirs: Direction[];
   /** Items in the list, the head's included. */
@@ -57,6 +66,8 @@ export interface ListRoot {
 export const LIST_FORMAT = 'peppol-snapshot/list@1';
 /** A root with an inline head chunk. */
 export const LIST_FORMAT_HEAD = 'peppol-snapshot/list@2';
+/** A root whose chunks hold no keys: they are derived from the items (`key`). */
+export const LIST_FORMAT_DERIVED = 'peppol-snapshot/list@3';
 /** Most entries in one index node: keeps an index read under ~64 KB. */
 export const INDEX_FANOUT = 128;
 

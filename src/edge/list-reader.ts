@@ -4,7 +4,8 @@
 // first chunk: every method below reads it before the entries.
 import { compareKeys, type Direction, type SortKey } from '../api/sort-keys.js';
 import type { Chunk, HeadChunk, IndexEntry, IndexNode, ListRoot } from './list-format.js';
-import { LIST_FORMAT, LIST_FORMAT_HEAD } from './list-format.js';
+import { LIST_FORMAT, LIST_FORMAT_DERIVED, LIST_FORMAT_HEAD } from './list-format.js';
+import { keyDerivation, withKeys, type KeyOf } from './derived-keys.js';
 
 export type ReadFile = (path: string) => Promise<Uint8Array | null>;
 
@@ -63,6 +64,8 @@ export class ListReader {
   private constructor(
     private readonly read: ReadFile,
     readonly root: ListRoot,
+    /** list@3: derives the keys its chunks do not store. */
+    private readonly keyOf: KeyOf | null,
   ) {
     this.headEntry = headEntryOf(root.head);
     this.head = this.headEntry === null ? null : root.head!;
@@ -73,9 +76,14 @@ export class ListReader {
     const body = await read(rootPath);
     if (body === null) return null;
     const root = JSON.parse(dec.decode(body)) as ListRoot;
-    if (root.format !== LIST_FORMAT && root.format !== LIST_FORMAT_HEAD) throw new SnapshotFormatError(`${rootPath}: not a list index`);
+    if (root.format !== LIST_FORMAT && root.format !== LIST_FORMAT_HEAD && root.format !== LIST_FORMAT_DERIVED) throw new SnapshotFormatError(`${rootPath}: not a list index`);
     if (root.format === LIST_FORMAT_HEAD && root.head === undefined) throw new SnapshotFormatError(`${rootPath}: a list@2 index without its head`);
-    const r = new ListReader(read, root);
+    let keyOf: KeyOf | null = null;
+    if (root.format === LIST_FORMAT_DERIVED) {
+      keyOf = root.key === undefined ? null : keyDerivation(root.key);
+      if (keyOf === null || root.head !== undefined) throw new SnapshotFormatError(`${rootPath}: a list@3 index without a known key derivation (${JSON.stringify(root.key)}), or with a head`);
+    }
+    const r = new ListReader(read, root, keyOf);
     r.stats.files++;
     r.stats.bytes += body.length;
     return r;
@@ -99,7 +107,9 @@ export class ListReader {
       this.stats.bytes += body.length;
       if (chunk) this.stats.chunks++;
     }
-    const value = JSON.parse(dec.decode(body)) as T;
+    const parsed = JSON.parse(dec.decode(body)) as T;
+    // A list@3 chunk holds no keys: derived here, once per read (docs/snapshot-format.md "Lists").
+    const value = chunk && this.keyOf !== null ? (withKeys(this.keyOf, parsed as { items: unknown[] }) as T) : parsed;
     this.recent.set(path, value);
     if (this.recent.size > RECENT_FILES) this.recent.delete(this.recent.keys().next().value!);
     return value;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Direction } from '../api/sort-keys.js';
 import { exactFilePath, listRootPath } from '../api/paths.js';
 import type { Db } from '../db/index.js';
+import type { KeyOf } from '../edge/derived-keys.js';
 import { ListWriter, rawChunkOf, type FileSink, type ListWriterOptions, type RawChunk } from './lists.js';
 import { BUILD_UNIT, type DirectorySink } from './sink.js';
 import { readStored, readStoredJson } from './stored.js';
@@ -131,8 +132,8 @@ export class RenderContext {
   }
 
   /** A list chunk the previous build wrote, its items as written (rawChunkOf); as readPrevious. */
-  readPreviousChunk(rel: string): RawChunk {
-    return rawChunkOf(readStored(path.join(this.sink.outDir, rel)).toString('utf8'));
+  readPreviousChunk(rel: string, keyOf: KeyOf | null = null): RawChunk {
+    return rawChunkOf(readStored(path.join(this.sink.outDir, rel)).toString('utf8'), keyOf);
   }
 
   /** A sink that records every file it puts under `unit`. */
@@ -201,7 +202,7 @@ export class RenderContext {
     partition: readonly string[],
     dirs: Direction[],
     facetFields?: readonly string[],
-    layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head'> = {},
+    layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head' | 'derivedKey'> = {},
     /** Keep the list from build to build (a unit of its own in `lists`), to patch it in place later. */
     kept = false,
   ): { add: ListWriter['add']; addPending: ListWriter['addPending']; finish: () => void } {
@@ -212,7 +213,7 @@ export class RenderContext {
   }
 
   /** A list's writer options: the configured chunk budget and the list's layout. */
-  listOptions(dirs: Direction[], facetFields?: readonly string[], layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head'> = {}): ListWriterOptions {
+  listOptions(dirs: Direction[], facetFields?: readonly string[], layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head' | 'derivedKey'> = {}): ListWriterOptions {
     return { dirs, maxItems: this.opts.chunkMaxItems, maxBytes: this.opts.chunkMaxBytes, facetFields, ...layout };
   }
 }

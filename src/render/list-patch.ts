@@ -18,8 +18,9 @@
 // node files); the root's facet totals are the old totals with the removed and added items' values.
 import type { SortKey } from '../api/sort-keys.js';
 import { compareKeys } from '../api/sort-keys.js';
-import { LIST_FORMAT, type Chunk, type FacetCounts, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
-import { addCounts, buildIndex, cutOf, Cutter, pendingOf, rawOfParsed, sortedCounts, writeChunk, type EarlierNode, type FileSink, type ListWriterOptions, type Pending, type RawChunk } from './lists.js';
+import { LIST_FORMAT, LIST_FORMAT_DERIVED, type FacetCounts, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
+import { keyOfRoot, withKeys, type KeyOf } from '../edge/derived-keys.js';
+import { addCounts, buildIndex, cutOf, Cutter, pendingOf, rawOfParsed, rootOf, sortedCounts, writeChunk, type EarlierNode, type FileSink, type ListWriterOptions, type Pending, type RawChunk } from './lists.js';
 
 /** One change of a list: the item at `key` becomes `json`, or goes (`json` undefined). */
 export interface PatchOp {
@@ -37,8 +38,11 @@ export interface PatchInput {
    * files, so they are taken as the format they were written in (the casts to Chunk and IndexNode).
    */
   read: (rel: string) => unknown;
-  /** Reads a chunk of the previous build with its items as written (rawChunkOf); by default from `read`. */
-  readChunk?: (rel: string) => RawChunk;
+  /**
+   * Reads a chunk of the previous build with its items as written (rawChunkOf; `keyOf` derives the keys
+   * of a list@3 chunk); by default from `read`.
+   */
+  readChunk?: (rel: string, keyOf: KeyOf | null) => RawChunk;
   /** The changes, in list order, at most one per key. */
   ops: readonly PatchOp[];
   opts: Omit<ListWriterOptions, 'head'>;
@@ -93,7 +97,10 @@ export function patchList(input: PatchInput): PatchResult {
   const { root: oldRoot, ops, opts, sink } = input;
   const dirs = oldRoot.dirs;
   const cmp = (a: SortKey, b: SortKey): number => compareKeys(a, b, dirs);
-  if (oldRoot.format !== LIST_FORMAT) throw new Error(`list-patch: a ${oldRoot.format} root cannot be patched`);
+  // A list is patched in the format it was written in: list@3 with the same key derivation, or list@1.
+  const format = opts.derivedKey === undefined ? LIST_FORMAT : LIST_FORMAT_DERIVED;
+  if (oldRoot.format !== format || oldRoot.key !== opts.derivedKey) throw new Error(`list-patch: a ${oldRoot.format} root (key ${oldRoot.key ?? 'stored'}) cannot be patched as ${format} (key ${opts.derivedKey ?? 'stored'})`);
+  const keyOf = keyOfRoot(oldRoot);
   const earlierNodes = new Map<string, EarlierNode>();
   const old = level0Of(oldRoot, input.read, earlierNodes);
   const n = old.length;
@@ -111,7 +118,8 @@ export function patchList(input: PatchInput): PatchResult {
   // Whether the item after old chunk i changes: a change at or before the next chunk's first key, or
   // an item added after the list's last.
   const nextChanges = (i: number): boolean => (i + 1 < n ? changes(i + 1) && cmp(ops[at[i + 1]!]!.key, old[i + 1]!.first) <= 0 : ops.length > at[n]!);
-  const read = (i: number): RawChunk => (input.readChunk ? input.readChunk(old[i]!.path) : rawOfParsed(input.read(old[i]!.path) as Chunk));
+  const read = (i: number): RawChunk =>
+    input.readChunk ? input.readChunk(old[i]!.path, keyOf) : rawOfParsed(withKeys(keyOf, input.read(old[i]!.path) as { keys?: SortKey[]; items: unknown[] }));
 
   const delta: FacetCounts = {};
   let count = oldRoot.count;
@@ -189,7 +197,7 @@ export function patchList(input: PatchInput): PatchResult {
       },
     },
   );
-  const root: ListRoot = { format: LIST_FORMAT, dirs: opts.dirs, count, level, entries };
+  const root: ListRoot = rootOf(opts, count, level, entries);
   if (opts.facetFields) {
     const total: FacetCounts = {};
     if (count > 0) {

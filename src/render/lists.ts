@@ -15,7 +15,8 @@
 // (the oldest item) by the same rules; its first items stay inline in the root.
 import { createHash } from 'node:crypto';
 import type { Direction, SortKey } from '../api/sort-keys.js';
-import { INDEX_FANOUT, LIST_FORMAT, LIST_FORMAT_HEAD, type FacetCounts, type HeadChunk, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
+import { INDEX_FANOUT, LIST_FORMAT, LIST_FORMAT_DERIVED, LIST_FORMAT_HEAD, type FacetCounts, type HeadChunk, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
+import { keyDerivation, type KeyOf } from '../edge/derived-keys.js';
 
 export interface FileSink {
   /** Stores a file of the snapshot (the sink skips rewriting identical bytes and records the manifest). */
@@ -57,6 +58,21 @@ export interface ListWriterOptions {
    * millions of items.
    */
   head?: HeadOptions;
+  /**
+   * The name of a key derivation (src/edge/derived-keys.ts): the chunks store the items only and the
+   * root (format list@3) names the derivation, which gives every item's key from the item (the keys
+   * added must be those). Not with a head.
+   */
+  derivedKey?: string;
+}
+
+/** A list's root (without its counts and head): list@3 with a derived key, else list@1 (list@2 with a head). */
+export function rootOf(opts: Pick<ListWriterOptions, 'dirs' | 'derivedKey'>, count: number, level: number, entries: IndexEntry[], head?: HeadChunk): ListRoot {
+  if (opts.derivedKey !== undefined) {
+    if (head !== undefined) throw new Error('a list with a derived key has no head');
+    return { format: LIST_FORMAT_DERIVED, key: opts.derivedKey, dirs: opts.dirs, count, level, entries };
+  }
+  return { format: head ? LIST_FORMAT_HEAD : LIST_FORMAT, dirs: opts.dirs, count, level, entries };
 }
 
 const BOUNDARY_MODULUS = 16;
@@ -126,6 +142,8 @@ export interface RawChunk {
 
 const CHUNK_HEAD = '{"keys":[';
 const CHUNK_MIDDLE = '],"items":[';
+/** A chunk of a list with a derived key (list@3): its items only. */
+const CHUNK_ITEMS = '{"items":[';
 
 /** The elements of the JSON array whose first element begins at `i` (after its '['), and the index of its ']'. */
 function arrayElements(t: string, i: number): { parts: string[]; end: number } | null {
@@ -155,8 +173,17 @@ function arrayElements(t: string, i: number): { parts: string[]; end: number } |
   return null;
 }
 
-/** A chunk's text (writeChunk) split into its keys and its items' JSON texts; parsed when not in that form. */
-export function rawChunkOf(text: string): RawChunk {
+/**
+ * A chunk's text (writeChunk) split into its keys and its items' JSON texts; parsed when not in that
+ * form. A chunk that stores no keys (list@3) takes them from `keyOf`, the list's derivation.
+ */
+export function rawChunkOf(text: string, keyOf: KeyOf | null = null): RawChunk {
+  if (keyOf !== null) {
+    const items = text.startsWith(CHUNK_ITEMS) ? arrayElements(text, CHUNK_ITEMS.length) : null;
+    const parts = items !== null && items.end === text.length - 2 && text.endsWith(']}') ? items.parts : (JSON.parse(text) as { items: unknown[] }).items.map((x) => JSON.stringify(x));
+    const keys = parts.map((j) => keyOf(JSON.parse(j) as unknown));
+    return { keys, keyJsons: keys.map((k) => JSON.stringify(k)), items: parts };
+  }
   const keys = text.startsWith(CHUNK_HEAD) ? arrayElements(text, CHUNK_HEAD.length) : null;
   const items = keys !== null && text.startsWith(CHUNK_MIDDLE, keys.end) ? arrayElements(text, keys.end + CHUNK_MIDDLE.length) : null;
   if (keys !== null && items !== null && items.end === text.length - 2 && text.endsWith(']}') && keys.parts.length === items.parts.length) {
@@ -358,8 +385,9 @@ export function countsOf(items: readonly Pending[], fields: readonly string[]): 
 }
 
 /** Writes one chunk of `items`; returns its index entry and its facet counts (with facet fields). */
-export function writeChunk(sink: FileSink, items: readonly Pending[], opts: Pick<ListWriterOptions, 'facetFields' | 'entryCounts'>): { entry: IndexEntry; counts?: FacetCounts } {
-  const body = enc.encode(`{"keys":[${items.map((p) => p.keyJson).join(',')}],"items":[${items.map((p) => p.json).join(',')}]}`);
+export function writeChunk(sink: FileSink, items: readonly Pending[], opts: Pick<ListWriterOptions, 'facetFields' | 'entryCounts' | 'derivedKey'>): { entry: IndexEntry; counts?: FacetCounts } {
+  const texts = items.map((p) => p.json).join(',');
+  const body = enc.encode(opts.derivedKey === undefined ? `{"keys":[${items.map((p) => p.keyJson).join(',')}],"items":[${texts}]}` : `${CHUNK_ITEMS}${texts}]}`);
   const path = contentPath(body);
   sink.put(path, body, 'application/json', 'immutable');
   const entry: IndexEntry = { first: items[0]!.key, last: items[items.length - 1]!.key, count: items.length, path };
@@ -385,6 +413,7 @@ export class ListWriter {
     private readonly sink: FileSink,
     private readonly opts: ListWriterOptions,
   ) {
+    if (opts.derivedKey !== undefined && keyDerivation(opts.derivedKey) === null) throw new Error(`ListWriter: no key derivation ${opts.derivedKey}`);
     this.cut = cutOf(opts);
     this.cutter = new Cutter(this.cut, (items) => this.level0.push(this.chunk(items)));
   }
@@ -464,7 +493,7 @@ export class ListWriter {
     const { level, entries } = buildIndex(this.level0, { fields: this.opts.facetFields, entryCounts: this.opts.entryCounts }, (path, body) =>
       this.sink.put(path, body, 'application/json', 'immutable'),
     );
-    const root: ListRoot = { format: head ? LIST_FORMAT_HEAD : LIST_FORMAT, dirs: this.opts.dirs, count: this.count, level, entries };
+    const root = rootOf(this.opts, this.count, level, entries, head);
     if (this.opts.facetFields) root.counts = sortedCounts(this.total);
     if (head) root.head = head;
     this.sink.put(rootPath, enc.encode(JSON.stringify(root)), 'application/json', 'mutable');

@@ -24,6 +24,7 @@ import { expandUptime, type UptimeTuple } from '../api/hosts/views.js';
 import type { SortKey } from '../api/sort-keys.js';
 import type { ParticipantView, UptimeBucket } from '../api/schemas/index.js';
 import type { Chunk, IndexNode, ListRoot } from '../edge/list-format.js';
+import { keyOfRoot, withKeys, type KeyOf } from '../edge/derived-keys.js';
 import type { Manifest } from './manifest.js';
 import { checkSite } from './site/index.js';
 import { decodeStored, isGzip } from './stored.js';
@@ -251,6 +252,13 @@ export function verifySnapshot(outDir: string): VerifySummary {
     const items = route ? itemSchema(route.response) : null;
     const view = STORED_ITEM_VIEWS[routeId] ?? ((s: unknown) => s);
     const root = json(rootPath) as ListRoot;
+    let keyOf: KeyOf | null = null;
+    try {
+      keyOf = keyOfRoot(root);
+    } catch (err) {
+      fail(rootPath, (err as Error).message);
+      continue;
+    }
     let count = 0;
     const checkItems = (at: string, c: Chunk): void =>
       c.items.forEach((stored, i) => {
@@ -276,8 +284,13 @@ export function verifySnapshot(outDir: string): VerifySummary {
         if (level > 0) visit((json(e.path) as IndexNode).entries, level - 1);
         else {
           sum.chunks++;
-          const c = json(e.path) as Chunk;
+          const stored = json(e.path) as { keys?: SortKey[]; items: unknown[] };
+          // A list@3 chunk stores no keys (docs/snapshot-format.md "Lists"); a list@1 or @2 chunk must.
+          if ((stored.keys === undefined) !== (keyOf !== null)) fail(e.path, keyOf === null ? 'holds no keys' : `holds keys, though its list derives them (${root.key ?? ''})`);
+          const c = withKeys(keyOf, stored);
           if (c.items.length !== e.count || c.keys.length !== e.count) fail(e.path, `holds ${c.items.length} items, the index says ${e.count}`);
+          // The index entry's first and last keys are those of the chunk's first and last items.
+          else if (e.count > 0 && (JSON.stringify(c.keys[0]) !== JSON.stringify(e.first) || JSON.stringify(c.keys[e.count - 1]) !== JSON.stringify(e.last))) fail(e.path, 'its first or last key differs from its index entry');
           count += c.items.length;
           checkItems(e.path, c);
         }

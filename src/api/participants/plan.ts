@@ -179,6 +179,18 @@ export function cellKey(item: ParticipantListItem): SortKey {
  */
 export const CHUNK_ITEMS_ESTIMATE = 140;
 
+/**
+ * The key derivations of the participant lists' roots (format list@3, src/edge/derived-keys.ts): their
+ * chunks store the items without their keys, which are a function of the item (about a fifth of a
+ * chunk's JSON). A list in a main order (main, posting, trigram lists) derives the order's key
+ * (listKey); the identifier index [value, id]; the cell list cellKey.
+ */
+export const PARTICIPANT_KEYS = {
+  order: (sort: ParticipantSort): string => `participants/${sort}`,
+  ids: 'participants/_ids',
+  cells: 'participants/_cells',
+} as const;
+
 /** Trigram posting list: participants whose folded name contains the trigram, in the default order (read backward for first_seen.asc). */
 export const trigramPartition = (trigram: string): string[] => ['_names', trigram];
 
@@ -292,11 +304,11 @@ export function itemMatches(item: ParticipantListItem, p: ListParams, search: Se
 
 /**
  * A list item as the participant lists' chunks store it: the values of ParticipantListItem in field
- * order, without the keys (about 40% fewer bytes per item, so more items per chunk and fewer bytes per
- * page). The composer expands it back into the item, field for field.
+ * order, without the field names (about 40% fewer bytes per item, so more items per chunk and fewer
+ * bytes per page) and without the id, which is `scheme::value` (src/feeds/ids.ts). The composer
+ * expands it back into the item, field for field.
  */
 export type StoredParticipant = [
-  id: string,
   scheme: string,
   value: string,
   name: string | null,
@@ -308,24 +320,31 @@ export type StoredParticipant = [
   provenance: ParticipantListItem['provenance'],
   first_seen_at: string,
 ];
+/** The stored form before list@3 (docs/snapshot-format.md "Derived keys"): the id first. */
+export type StoredParticipantWithId = [id: string, ...StoredParticipant];
 
 export function storeParticipant(i: ParticipantListItem): StoredParticipant {
-  return [i.id, i.scheme, i.value, i.name, i.country, i.registered, i.smp, i.ap_seat_id, i.ap_provider, i.provenance, i.first_seen_at];
+  // The id is left out because it is always the canonical `scheme::value`: a renderer bug otherwise.
+  if (i.id !== `${i.scheme}::${i.value}`) throw new Error(`participant ${i.id} is not ${i.scheme}::${i.value}`);
+  return [i.scheme, i.value, i.name, i.country, i.registered, i.smp, i.ap_seat_id, i.ap_provider, i.provenance, i.first_seen_at];
 }
 
-export function expandParticipant(s: StoredParticipant): ParticipantListItem {
+export function expandParticipant(s: StoredParticipant | StoredParticipantWithId): ParticipantListItem {
+  // A snapshot written before list@3 stores the id first (11 values): read too, so that a shim
+  // deployed before such a snapshot is replaced answers it.
+  const v: StoredParticipant = s.length === 11 ? [s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10]] : s;
   return {
-    id: s[0],
-    scheme: s[1],
-    value: s[2],
-    name: s[3],
-    country: s[4],
-    registered: s[5],
-    smp: s[6],
-    ap_seat_id: s[7],
-    ap_provider: s[8],
-    provenance: s[9],
-    first_seen_at: s[10],
+    id: `${v[0]}::${v[1]}`,
+    scheme: v[0],
+    value: v[1],
+    name: v[2],
+    country: v[3],
+    registered: v[4],
+    smp: v[5],
+    ap_seat_id: v[6],
+    ap_provider: v[7],
+    provenance: v[8],
+    first_seen_at: v[9],
   };
 }
 

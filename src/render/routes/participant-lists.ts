@@ -24,6 +24,7 @@ import {
   MAIN_LIST_SORTS,
   mainPartition,
   ORDERED_POSTINGS,
+  PARTICIPANT_KEYS,
   POSTING_DIMENSIONS,
   postingPartition,
   storeParticipant,
@@ -38,7 +39,8 @@ import { CUBE_PATH, cubeOf, SCHEME_LABELS_PATH, vectorPath, vectorsOf } from '..
 import { orderDirs } from '../../api/routes/request.js';
 import { curatedSeatNames, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
 import type { ParticipantListItem } from '../../api/schemas/index.js';
-import type { Chunk, ListRoot } from '../../edge/list-format.js';
+import type { ListRoot } from '../../edge/list-format.js';
+import { keyOfRoot, withKeys } from '../../edge/derived-keys.js';
 import type { RenderContext } from '../context.js';
 import { level0Of, patchList, type PatchOp } from '../list-patch.js';
 import { pendingOf, type ListWriterOptions, type Pending } from '../lists.js';
@@ -58,8 +60,15 @@ const PATCH_MIN = 5_000;
 
 const BATCH = 2000;
 
-type Layout = Pick<ListWriterOptions, 'minItems' | 'entryCounts'>;
+type Layout = Pick<ListWriterOptions, 'minItems' | 'entryCounts' | 'derivedKey'>;
 const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
+/**
+ * Every participant list stores its items without their keys (format list@3): the key is a function
+ * of the item, named by the root (plan.ts PARTICIPANT_KEYS), and a chunk's JSON is about a fifth smaller.
+ */
+const derivedKeys = (layout: Layout, derivedKey: string): Layout => ({ ...layout, derivedKey });
+/** The layout of a list in a main order (main, posting and trigram lists). */
+const inOrder = (layout: Layout, sort: ParticipantSort): Layout => derivedKeys(layout, PARTICIPANT_KEYS.order(sort));
 /**
  * The main lists count their four facets per index entry (not only in the root): a walk passes over
  * the entries whose counts rule a filter out (docs/snapshot-format.md "Participants"), e.g. the named
@@ -94,12 +103,13 @@ class PostingWriters {
   constructor(
     private readonly ctx: RenderContext,
     private readonly dirs: Direction[],
+    private readonly sort: ParticipantSort,
   ) {}
 
   add(partition: string[], p: Pending): void {
     const k = partition.join('\u0000');
     let w = this.open.get(k);
-    if (w === undefined) this.open.set(k, (w = this.ctx.list(LIST_ROUTE, partition, this.dirs, undefined, LAYOUT, true)));
+    if (w === undefined) this.open.set(k, (w = this.ctx.list(LIST_ROUTE, partition, this.dirs, undefined, inOrder(LAYOUT, this.sort), true)));
     w.addPending(p);
   }
 
@@ -185,7 +195,7 @@ function writeGroupedLists(ctx: RenderContext, rows: Iterable<ListRow & { group:
       w?.finish();
       n++;
       current = r.group;
-      w = ctx.list(LIST_ROUTE, partitionOf(current), orderDirs(order), undefined, LAYOUT, true);
+      w = ctx.list(LIST_ROUTE, partitionOf(current), orderDirs(order), undefined, inOrder(LAYOUT, DEFAULT_SORT), true);
     }
     const item = listItemOf(r, seatNames);
     w!.add(storeParticipant(item), listKey(order, item));
@@ -215,8 +225,8 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     if (sort === DEFAULT_SORT) continue;
     const order = listOrder(sort);
     const dirs = orderDirs(order);
-    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
-    const postings = new PostingWriters(ctx, dirs);
+    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, inOrder(MAIN_LAYOUT, sort), true);
+    const postings = new PostingWriters(ctx, dirs, sort);
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
@@ -238,8 +248,8 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   const overflow = new Set<string>();
   {
     type Writer = ReturnType<RenderContext['list']>;
-    const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, MAIN_LAYOUT, true);
-    const postings = new PostingWriters(ctx, dfltDirs);
+    const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, inOrder(MAIN_LAYOUT, DEFAULT_SORT), true);
+    const postings = new PostingWriters(ctx, dfltDirs, DEFAULT_SORT);
     const trigrams = new Map<string, Writer>();
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`).iterate() as IterableIterator<ListRow>) {
       const item = listItemOf(r, seatNames);
@@ -257,7 +267,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
             overflow.add(t);
             continue;
           }
-          trigrams.set(t, (w = ctx.list(LIST_ROUTE, trigramPartition(t), dfltDirs, undefined, LAYOUT, true)));
+          trigrams.set(t, (w = ctx.list(LIST_ROUTE, trigramPartition(t), dfltDirs, undefined, inOrder(LAYOUT, DEFAULT_SORT), true)));
         }
         w.addPending(p);
       }
@@ -270,7 +280,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
 
   // The identifier index: [value, id] ascending (rule 1 of the participant list).
   {
-    const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS, undefined, LAYOUT, true);
+    const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS, undefined, derivedKeys(LAYOUT, PARTICIPANT_KEYS.ids), true);
     for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY value, pid`).iterate() as IterableIterator<ListRow>) {
       w.add(storeParticipant(listItemOf(r, seatNames)), [r.value, r.pid]);
     }
@@ -280,7 +290,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   // The cell list: clustered by facet combination in the cube's cell order (plan.ts CELLS_PARTITION).
   // SQLite's BINARY order of the text columns is code-point order, as the key's; the writer checks it.
   {
-    const w = ctx.list(LIST_ROUTE, CELLS_PARTITION, CELLS_DIRS, undefined, LAYOUT, true);
+    const w = ctx.list(LIST_ROUTE, CELLS_PARTITION, CELLS_DIRS, undefined, derivedKeys(LAYOUT, PARTICIPANT_KEYS.cells), true);
     let prev: SortKey | null = null;
     const sql = `SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY coalesce(country, ''), scheme, registered, provenance, coalesce(smp, ''), coalesce(ap_seat_id, ''), first_seen_at DESC, pid DESC`;
     for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow>) {
@@ -354,12 +364,12 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   const before = storedItems(rows.map((r) => [r.id_value, r.id_pid]), readFile(idRoot) as ListRoot, readFile);
 
   const lists = new Map<string, ListChanges>();
-  const changesOf = (partition: string[], dirs: Direction[], kind: 'main' | 'ids' | 'posting'): ListChanges => {
+  const changesOf = (partition: string[], dirs: Direction[], kind: 'main' | 'ids' | 'posting', derivedKey: string): ListChanges => {
     // 'ids': a list every participant is in (the identifier index, the cell list), kept when empty.
     const root = listRootPath(LIST_ROUTE, partition);
     let c = lists.get(root);
     if (c === undefined) {
-      c = { partition, dirs, layout: kind === 'main' ? MAIN_LAYOUT : LAYOUT, always: kind !== 'posting', ops: new Map() };
+      c = { partition, dirs, layout: derivedKeys(kind === 'main' ? MAIN_LAYOUT : LAYOUT, derivedKey), always: kind !== 'posting', ops: new Map() };
       if (kind === 'main') c.facetFields = MAIN_FACET_FIELDS;
       lists.set(root, c);
     }
@@ -373,17 +383,18 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     const facets = facetsOf(item);
     for (const sort of MAIN_LIST_SORTS) {
       const order = listOrder(sort);
-      out.push({ list: changesOf(mainPartition(sort), orderDirs(order), 'main'), key: listKey(order, item), facets });
+      out.push({ list: changesOf(mainPartition(sort), orderDirs(order), 'main', PARTICIPANT_KEYS.order(sort)), key: listKey(order, item), facets });
     }
     const key = listKey(dflt, item);
-    for (const partition of postingPartitionsOf(item)) out.push({ list: changesOf(partition, dfltDirs, 'posting'), key });
+    const dfltKey = PARTICIPANT_KEYS.order(DEFAULT_SORT);
+    for (const partition of postingPartitionsOf(item)) out.push({ list: changesOf(partition, dfltDirs, 'posting', dfltKey), key });
     for (const { partition, sort } of orderedPostingsOf(item)) {
       const order = listOrder(sort);
-      out.push({ list: changesOf(partition, orderDirs(order), 'posting'), key: listKey(order, item) });
+      out.push({ list: changesOf(partition, orderDirs(order), 'posting', PARTICIPANT_KEYS.order(sort)), key: listKey(order, item) });
     }
-    out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids'), key: [item.value, item.id] });
-    out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids'), key: cellKey(item) });
-    for (const t of nameTrigramsOf(item)) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting'), key });
+    out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids', PARTICIPANT_KEYS.ids), key: [item.value, item.id] });
+    out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids', PARTICIPANT_KEYS.cells), key: cellKey(item) });
+    for (const t of nameTrigramsOf(item)) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting', dfltKey), key });
     return out;
   };
   const moved: Array<{ was: StoredParticipant | undefined; now: StoredParticipant | undefined; nowJson: string | undefined }> = [];
@@ -430,7 +441,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     const r = patchList({
       root: readFile(root) as ListRoot,
       read: readFile,
-      readChunk: (rel) => ctx.readPreviousChunk(rel),
+      readChunk: (rel, keyOf) => ctx.readPreviousChunk(rel, keyOf),
       ops,
       opts,
       sink,
@@ -459,6 +470,7 @@ function storedItems(keys: Array<[value: string, id: string]>, root: ListRoot, r
   const out = new Map<string, { item: StoredParticipant; json: string }>();
   const sorted = keys.map((k): SortKey => k).sort((a, b) => compareKeys(a, b, ID_INDEX_DIRS));
   const entries = level0Of(root, read);
+  const keyOf = keyOfRoot(root);
   let e = 0;
   let chunk: { path: string; keys: Map<string, number>; items: unknown[] } = { path: '', keys: new Map(), items: [] };
   for (const key of sorted) {
@@ -467,13 +479,13 @@ function storedItems(keys: Array<[value: string, id: string]>, root: ListRoot, r
     const entry = entries[e]!;
     if (compareKeys(key, entry.first, ID_INDEX_DIRS) < 0) continue;
     if (chunk.path !== entry.path) {
-      const c = read(entry.path) as Chunk;
+      const c = withKeys(keyOf, read(entry.path) as { items: unknown[] });
       chunk = { path: entry.path, keys: new Map(c.keys.map((k, i) => [JSON.stringify(k), i])), items: c.items };
     }
     const at = chunk.keys.get(JSON.stringify(key));
     if (at === undefined) continue;
     const item = chunk.items[at] as StoredParticipant;
-    out.set(item[0], { item, json: JSON.stringify(item) });
+    out.set(expandParticipant(item).id, { item, json: JSON.stringify(item) });
   }
   return out;
 }
