@@ -3,7 +3,7 @@
 // participant lists are stored so; their keys are functions of the stored item
 // (src/api/participants/plan.ts PARTICIPANT_KEYS). Edge-safe: no Node imports.
 import type { SortKey } from '../api/sort-keys.js';
-import { cellKey, DEFAULT_SORT, expandParticipant, listKey, listOrder, MAIN_LIST_SORTS, PARTICIPANT_KEYS, type StoredParticipant } from '../api/participants/plan.js';
+import { DEFAULT_SORT, listOrder, MAIN_LIST_SORTS, PARTICIPANT_KEYS, type StoredParticipant } from '../api/participants/plan.js';
 import type { Chunk, ListRoot } from './list-format.js';
 
 export type KeyOf = (item: unknown) => SortKey;
@@ -15,35 +15,23 @@ export type KeyOf = (item: unknown) => SortKey;
 
 /** Where each field of ParticipantListItem is in a StoredParticipant; the id is `scheme::value`. */
 const STORED_AT: Readonly<Record<string, number>> = { scheme: 0, value: 1, name: 2, country: 3, registered: 4, smp: 5, ap_seat_id: 6, ap_provider: 7, provenance: 8, first_seen_at: 9 };
+const idOf = (s: StoredParticipant): string => `${s[0]}::${s[1]}`;
 
-/** The value of `field` of a stored item, as sortKeyOf (src/api/routes/request.ts) reads it from the expanded item. */
-function fieldOf(field: string): (s: StoredParticipant) => unknown {
-  if (field === 'id') return (s) => `${s[0]}::${s[1]}`;
-  const at = STORED_AT[field];
-  if (at === undefined) throw new Error(`derived keys: no stored field ${field}`);
-  return (s) => s[at];
-}
-
-/** An order's sort key of a stored item: the same values as listKey of the expanded item. */
+/**
+ * An order's sort key of a stored item: the values sortKeyOf (src/api/routes/request.ts) gives for
+ * the expanded item (a ts field as epoch ms, a nullable one null). A list@3 chunk holds the list@3
+ * item form only (no id first), so no other form is read here.
+ */
 function storedKeyOf(sort: (typeof MAIN_LIST_SORTS)[number]): KeyOf {
-  const fields = listOrder(sort).fields.map((f) => ({ get: fieldOf(f.field), ts: f.type === 'ts', nullable: f.nullable === true, name: f.field }));
+  const fields = listOrder(sort).fields.map((f) => ({ at: f.field === 'id' ? -1 : STORED_AT[f.field]!, ts: f.type === 'ts', nullable: f.nullable === true }));
   return (x) => {
     const s = x as StoredParticipant;
-    // An item stored before list@3 (the id first: 11 values, which the tuple type does not admit,
-    // hence the widening) is expanded the long way; list@3 chunks hold none.
-    if ((s.length as number) !== 10) return listKey(listOrder(sort), expandParticipant(s));
     const key: Array<string | number | null> = [];
     for (const f of fields) {
-      const v = f.get(s);
-      if (v === null || v === undefined) {
-        if (!f.nullable) throw new Error(`derived keys: an item without ${f.name}`);
-        key.push(null);
-      } else if (f.ts) {
-        const ms = Date.parse(String(v));
-        if (Number.isNaN(ms)) throw new Error(`derived keys: ${f.name} is not a timestamp`);
-        key.push(ms);
-      } else if (typeof v === 'string' || typeof v === 'number') key.push(v);
-      else throw new Error(`derived keys: ${f.name} is not a scalar`);
+      const v = f.at < 0 ? idOf(s) : s[f.at];
+      const k = v === null ? (f.nullable ? null : undefined) : f.ts ? Date.parse(String(v)) : v;
+      if (k === undefined || typeof k === 'boolean' || Number.isNaN(k)) throw new Error(`derived key: bad item ${JSON.stringify(s)}`);
+      key.push(k);
     }
     return key;
   };
@@ -53,22 +41,12 @@ const DEFAULT_KEY = storedKeyOf(DEFAULT_SORT);
 
 const DERIVATIONS = new Map<string, KeyOf>([
   ...MAIN_LIST_SORTS.map((sort): [string, KeyOf] => [PARTICIPANT_KEYS.order(sort), storedKeyOf(sort)]),
-  [
-    PARTICIPANT_KEYS.ids,
-    (x) => {
-      const i = expandParticipant(x as StoredParticipant);
-      return [i.value, i.id];
-    },
-  ],
-  [
-    PARTICIPANT_KEYS.cells,
-    (x) => {
-      const s = x as StoredParticipant;
-      if ((s.length as number) !== 10) return cellKey(expandParticipant(s));
-      // cellKey (src/api/participants/plan.ts): the cell, then the default order's key.
-      return [s[3] ?? '', s[0], s[4] ? 'true' : 'false', s[8], s[5] ?? '', s[6] ?? '', ...DEFAULT_KEY(s)];
-    },
-  ],
+  [PARTICIPANT_KEYS.ids, (x) => [(x as StoredParticipant)[1], idOf(x as StoredParticipant)]],
+  // cellKey (src/api/participants/plan.ts): the cell, then the default order's key.
+  [PARTICIPANT_KEYS.cells, (x) => {
+    const s = x as StoredParticipant;
+    return [s[3] ?? '', s[0], s[4] ? 'true' : 'false', s[8], s[5] ?? '', s[6] ?? '', ...DEFAULT_KEY(s)];
+  }],
 ]);
 
 /** The derivation `name` stands for; null when this code knows no such derivation. */
@@ -80,13 +58,13 @@ export function keyDerivation(name: string): KeyOf | null {
 export function keyOfRoot(root: ListRoot): KeyOf | null {
   if (root.key === undefined) return null;
   const k = keyDerivation(root.key);
-  if (k === null) throw new Error(`unknown key derivation ${JSON.stringify(root.key)}`);
+  if (k === null) throw new Error(`unknown key derivation ${root.key}`);
   return k;
 }
 
 /** A chunk as read, with its keys: stored ones, or derived from its items by `keyOf`. */
 export function withKeys(keyOf: KeyOf | null, c: { keys?: SortKey[]; items: unknown[] }): Chunk {
   if (c.keys !== undefined) return { keys: c.keys, items: c.items };
-  if (keyOf === null) throw new Error('a chunk without keys in a list that stores them');
+  if (keyOf === null) throw new Error('a chunk without keys');
   return { keys: c.items.map(keyOf), items: c.items };
 }

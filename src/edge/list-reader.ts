@@ -81,7 +81,7 @@ export class ListReader {
     let keyOf: KeyOf | null = null;
     if (root.format === LIST_FORMAT_DERIVED) {
       keyOf = root.key === undefined ? null : keyDerivation(root.key);
-      if (keyOf === null || root.head !== undefined) throw new SnapshotFormatError(`${rootPath}: a list@3 index without a known key derivation (${JSON.stringify(root.key)}), or with a head`);
+      if (keyOf === null || root.head !== undefined) throw new SnapshotFormatError(`${rootPath}: a list@3 index with key ${root.key}`);
     }
     const r = new ListReader(read, root, keyOf);
     r.stats.files++;
