@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
@@ -235,6 +235,35 @@ describe('build', () => {
     const { content_encoding: _dropped, ...bare } = entries.find((e) => e.path === victim)!;
     rewriteManifestEntry(copy, victim, () => ({ ...bare, sha256: sha256(plain), bytes: plain.length }));
     expect(verifySnapshot(copy).problems).toEqual([{ path: victim, message: 'content_encoding is absent, expected gzip' }]);
+  }, 120_000);
+
+  it('verify reports a chunk holding keys its list derives, and one without the keys its list stores (and goes on)', () => {
+    const copy = tempDir('build-keys-');
+    fs.cpSync(out, copy, { recursive: true });
+    const readJson = (rel: string): { entries: Array<{ path: string }>; keys?: unknown[]; items: unknown[] } =>
+      JSON.parse(gunzipIf(fs.readFileSync(path.join(copy, rel))).toString('utf8')) as { entries: Array<{ path: string }>; keys?: unknown[]; items: unknown[] };
+    // Rewrites a chunk (gzip-encoded, its manifest entry following) with other JSON.
+    const rewrite = (rel: string, body: unknown): void => {
+      const gz = gzipSync(JSON.stringify(body));
+      fs.writeFileSync(path.join(copy, rel), gz);
+      rewriteManifestEntry(copy, rel, (e) => ({ ...e, sha256: sha256(gz), bytes: gz.length }));
+    };
+    const firstChunk = (root: string): string => {
+      let p = readJson(root).entries[0]!.path;
+      while ('entries' in readJson(p)) p = readJson(p).entries[0]!.path;
+      return p;
+    };
+    const participantRoot = manifestEntries(copy).find((e) => e.path.startsWith('i/participants.list/'))!.path;
+    const uptimeRoot = manifestEntries(copy).find((e) => e.path.startsWith('i/hosts.uptime/'))!.path;
+    const derived = firstChunk(participantRoot);
+    const keyed = firstChunk(uptimeRoot);
+    const d = readJson(derived);
+    const k = readJson(keyed);
+    expect(d.keys).toBeUndefined();
+    rewrite(derived, { keys: d.items.map(() => ['x']), items: d.items });
+    rewrite(keyed, { items: k.items });
+    const problems = verifySnapshot(copy).problems;
+    expect(problems).toEqual(expect.arrayContaining([expect.objectContaining({ path: derived, message: expect.stringContaining('holds keys, though its list derives them') }), { path: keyed, message: 'holds no keys' }]));
   }, 120_000);
 
   // An incremental build removes exactly the files earlier builds wrote and this one does not
