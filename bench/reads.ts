@@ -20,9 +20,10 @@ const emptyLog = (): ReadLog => ({ files: 0, bytes: 0, exact: 0, roots: 0, nodes
 /** Wraps a reader: counts every read of the current request by kind (snapshot.json is the resolver's cached clock, not counted). */
 export function countingReader(inner: FileReader): { reader: FileReader; begin(): void; end(): ReadLog } {
   let log = emptyLog();
+  // A chunk begins `{"keys` (keys stored) or `{"items` (list@3: keys derived); an index node `{"level`.
   const isChunk = (stored: Uint8Array) => {
-    const b = storedHead(stored, 2048);
-    return b[0] === 0x7b && b[1] === 0x22 && b[2] === 0x6b && b[3] === 0x65 && b[4] === 0x79 && b[5] === 0x73; // {"keys
+    const head = Buffer.from(storedHead(stored, 2048).subarray(0, 8)).toString('latin1');
+    return head.startsWith('{"keys') || head.startsWith('{"items');
   };
   return {
     reader: {
