@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { acceptedValues, classifySearch, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, type ListParams } from '../src/api/participants/plan.js';
+import { acceptedValues, classifySearch, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, type ListParams } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
@@ -684,6 +684,57 @@ describe('participants.list read cost with the default chunk settings', () => {
       { numRuns: 150 },
     );
     console.log(`participants.list with default chunks (small demo): most bytes read by one page ${JSON.stringify(worst)}`);
+  });
+
+  it('a name search of three trigrams or more reads the trigram table and the rarest trigram\'s root, not a root per trigram; a snapshot without the table reads every root, with the same answers', async () => {
+    const trigramRoot = /^i\/participants\.list\/_5fnames\//;
+    /** The page composed over the lists with the files it read; equal to the oracle's. */
+    const page = async (target: string): Promise<{ paths: string[]; body: unknown }> => {
+      const url = new URL(target, BASE);
+      const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
+      if (!parsed.ok) throw new Error(target);
+      const paths: string[] = [];
+      const read = async (p: string): Promise<Uint8Array | null> => {
+        paths.push(p);
+        return readProd(p);
+      };
+      const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read, nowMs });
+      const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
+      expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
+      return { paths, body: finish(composed, url.pathname).body };
+    };
+    // Words of the demo's names: a common one (its trigrams' lists hold many participants) and rare ones.
+    const words = new Map<string, number>();
+    for (const name of db.prepare('SELECT name FROM participant_list WHERE name IS NOT NULL').pluck().iterate() as IterableIterator<string>) {
+      for (const w of foldName(name).split(' ')) if ([...w].length >= 5) words.set(w, (words.get(w) ?? 0) + 1);
+    }
+    const byUse = [...words].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const queries = [byUse[0]![0], byUse[Math.floor(byUse.length / 2)]![0], byUse[byUse.length - 1]![0], `${byUse[0]![0]} zzqx`];
+    const tablePath = path.join(prodDir, TRIGRAMS_PATH);
+    const answers = new Map<string, unknown>();
+    for (const q of queries) {
+      expect(searchTrigrams(q).length, q).toBeGreaterThanOrEqual(TRIGRAM_TABLE_MIN);
+      for (const sort of ['first_seen.desc', 'name.asc'] as const) {
+        const target = `/v1/participants${qs({ q, sort, limit: '7' })}`;
+        const { paths, body } = await page(target);
+        expect(paths, target).toContain(TRIGRAMS_PATH);
+        expect(paths.filter((p) => trigramRoot.test(p)).length, target).toBeLessThanOrEqual(1);
+        answers.set(target, body);
+      }
+    }
+    // A snapshot written before the table: the roots of the search's trigrams, the same pages.
+    const table = fs.readFileSync(tablePath);
+    fs.rmSync(tablePath);
+    try {
+      for (const [target, body] of answers) {
+        const { paths, body: again } = await page(target);
+        const q = new URL(target, BASE).searchParams.get('q')!;
+        expect(paths.filter((p) => trigramRoot.test(p)).length, target).toBe(searchTrigrams(foldName(q)).length);
+        expect(again, target).toEqual(body);
+      }
+    } finally {
+      fs.writeFileSync(tablePath, table);
+    }
   });
 });
 

@@ -6,10 +6,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody } from '../src/api/json.js';
-import { LIST_ROUTE } from '../src/api/participants/plan.js';
+import { foldName, isTrigramCounts, LIST_ROUTE, trigramCountsOf, TRIGRAMS_PATH, type TrigramCounts } from '../src/api/participants/plan.js';
+import { encodeSegment } from '../src/api/paths.js';
+import { readStoredJson } from '../src/render/stored.js';
 import type { Db } from '../src/db/index.js';
 import { runDerive } from '../src/derive/index.js';
 import { RenderContext } from '../src/render/context.js';
+import { trigramCountsFromNames } from '../src/render/routes/participant-lists.js';
 import { participantRenderers } from '../src/render/routes/participants.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
@@ -60,5 +63,36 @@ describe('participant lists written in full', () => {
     expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
     const differ = [...a].filter(([p, bytes]) => !b.get(p)!.equals(bytes)).map(([p]) => p);
     expect(differ).toEqual([]);
+  });
+
+  it('the trigram table names every trigram list with its size, sorted by trigram; counted from the names it is the same', () => {
+    const { dir } = render(1_000_000);
+    const table = readStoredJson(path.join(dir, TRIGRAMS_PATH));
+    expect(isTrigramCounts(table)).toBe(true);
+    const rootsDir = path.join(dir, 'i', 'participants.list', '_5fnames');
+    const sizes = new Map<string, number>();
+    for (const f of fs.readdirSync(rootsDir)) {
+      const root = readStoredJson(path.join(rootsDir, f)) as { count: number };
+      // The root's file name is the trigram's path segment (encodeSegment).
+      sizes.set(f.slice(0, -'.json'.length), root.count);
+    }
+    const pairs = (table as TrigramCounts).counts;
+    expect(pairs.length).toBe(sizes.size);
+    for (const [t, n] of pairs) {
+      expect(n, t).toBeGreaterThan(0);
+      expect(sizes.get(encodeSegment(t)), t).toBe(n);
+    }
+    // Each trigram with the number of named participants whose folded name holds it.
+    const some = pairs.filter((_, i) => i % 97 === 0);
+    for (const [t, n] of some) {
+      const holders = (db.prepare('SELECT name FROM participant_list WHERE name IS NOT NULL').pluck().all() as string[]).filter((name) => foldName(name).includes(t)).length;
+      expect(holders, t).toBe(n);
+    }
+    const scratch = tempDir('participant-lists-');
+    dirs.push(scratch);
+    const sink = new DirectorySink(scratch);
+    const ctx = new RenderContext(db, nowMs, sink, { chunkMaxItems: 40, chunkMaxBytes: 16_384 }, jsonBody);
+    expect(trigramCountsOf(trigramCountsFromNames(ctx))).toEqual(table);
+    sink.close();
   });
 });

@@ -18,7 +18,7 @@ import { ROUTES } from '../api/routes/table.js';
 import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
 import { encodeSegment, storedEncoding } from '../api/paths.js';
 import type { StoredAnomaly, StoredEvent } from '../api/events/feed.js';
-import { expandParticipant, type StoredParticipant } from '../api/participants/plan.js';
+import { expandParticipant, isTrigramCounts, LIST_ROUTE, trigramCountsOf, trigramPartition, TRIGRAMS_FORMAT, TRIGRAMS_PATH, type StoredParticipant } from '../api/participants/plan.js';
 import type { ChurnParticipantRow } from '../api/providers/views.js';
 import { expandUptime, type UptimeTuple } from '../api/hosts/views.js';
 import type { SortKey } from '../api/sort-keys.js';
@@ -230,6 +230,8 @@ export function verifySnapshot(outDir: string): VerifySummary {
     return hostsBySegment.get(seg) ?? seg;
   };
 
+  /** The size of each trigram list, by trigram (their table is checked against them below). */
+  const trigramRoots = new Map<string, number>();
   for (const rootPath of roots) {
     sum.lists++;
     const segs = rootPath.slice(0, -'.json'.length).split('/');
@@ -252,6 +254,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
     const items = route ? itemSchema(route.response) : null;
     const view = STORED_ITEM_VIEWS[routeId] ?? ((s: unknown) => s);
     const root = json(rootPath) as ListRoot;
+    if (routeId === LIST_ROUTE && partition.length === 2 && partition[0] === trigramPartition('')[0]) trigramRoots.set(partition[1]!, root.count);
     let keyOf: KeyOf | null = null;
     try {
       keyOf = keyOfRoot(root);
@@ -328,6 +331,14 @@ export function verifySnapshot(outDir: string): VerifySummary {
       else if (JSON.stringify(json(SCHEME_LABELS_PATH)) !== JSON.stringify(cube.labels.scheme)) fail(SCHEME_LABELS_PATH, "differs from the cube's scheme labels");
     }
   }
+
+  // The trigram table names every trigram list with its size, and nothing else.
+  if (listed.has(TRIGRAMS_PATH)) {
+    sum.references++;
+    const table = json(TRIGRAMS_PATH);
+    if (!isTrigramCounts(table)) fail(TRIGRAMS_PATH, `is not a ${TRIGRAMS_FORMAT}`);
+    else if (JSON.stringify(table) !== JSON.stringify(trigramCountsOf(trigramRoots))) fail(TRIGRAMS_PATH, `differs from the ${trigramRoots.size} trigram lists' sizes`);
+  } else if (listed.has('v1/participants.json')) fail(TRIGRAMS_PATH, 'missing from the manifest (the participant list has no trigram table)');
 
   if (eventIds.size > 0) {
     for (const a of anomalyRefs) for (const id of a.ids) {

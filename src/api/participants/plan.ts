@@ -194,6 +194,43 @@ export const PARTICIPANT_KEYS = {
 /** Trigram posting list: participants whose folded name contains the trigram, in the default order (read backward for first_seen.asc). */
 export const trigramPartition = (trigram: string): string[] => ['_names', trigram];
 
+/**
+ * The sizes of every trigram list, in one file: a name search of three trigrams or more reads it and
+ * then the rarest trigram's root only, instead of a root per trigram (docs/snapshot-format.md
+ * "Participants", rule 2). Pairs sorted by trigram in code-point order; a trigram without a list is
+ * absent (no named participant holds it).
+ */
+export const TRIGRAMS_PATH = 'f/participants/trigrams.json';
+export const TRIGRAMS_FORMAT = 'peppol-snapshot/participant-trigrams@1';
+export interface TrigramCounts {
+  format: typeof TRIGRAMS_FORMAT;
+  counts: Array<[trigram: string, count: number]>;
+}
+/** The trigram table of these counts (trigram → its list's size; lists of no item left out). */
+export function trigramCountsOf(counts: ReadonlyMap<string, number>): TrigramCounts {
+  const pairs = [...counts].filter(([, n]) => n > 0).sort((a, b) => compareCodePointStrings(a[0], b[0]));
+  return { format: TRIGRAMS_FORMAT, counts: pairs };
+}
+/** Whether a parsed file is a trigram table (by its format: the renderer writes its pairs; verify checks them). */
+export function isTrigramCounts(v: unknown): v is TrigramCounts {
+  return typeof v === 'object' && v !== null && (v as { format?: unknown }).format === TRIGRAMS_FORMAT; // the one field read to tell
+}
+/** The smallest number of trigrams for which a name search reads the trigram table rather than each trigram's root. */
+export const TRIGRAM_TABLE_MIN = 3;
+/** A trigram's list size in the table (binary search: the pairs are sorted by code point); 0 when it has no list. */
+export function trigramCount(table: TrigramCounts, trigram: string): number {
+  let lo = 0;
+  let hi = table.counts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compareCodePointStrings(table.counts[mid]![0], trigram);
+    if (c === 0) return table.counts[mid]![1];
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Search (`q`)
 

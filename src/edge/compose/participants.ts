@@ -2,7 +2,7 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, DEFAULT_SORT, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramPartition, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramCount, trigramPartition, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isTrigramCounts, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
@@ -291,14 +291,19 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   let rarestList: ListReader | null = null;
   if (search !== null && search.kind === 'name') {
     const tris = searchTrigrams(search.text);
-    const roots = await Promise.all(tris.map((t) => src.list(LIST_ROUTE, trigramPartition(t))));
+    // Three trigrams or more: their sizes from the trigram table, then the rarest one's root only (a
+    // snapshot without the table: every trigram's root).
+    const table = tris.length >= TRIGRAM_TABLE_MIN ? await src.json<unknown>(TRIGRAMS_PATH) : null;
+    const counted = isTrigramCounts(table);
+    const roots = counted ? [] : await Promise.all(tris.map((t) => src.list(LIST_ROUTE, trigramPartition(t))));
     for (let i = 0; i < tris.length; i++) {
-      const n = roots[i]?.root.count ?? 0;
+      const n = counted ? trigramCount(table, tris[i]!) : (roots[i]?.root.count ?? 0);
       if (rarest === null || n < rarest.count) {
         rarest = { trigram: tris[i]!, count: n };
         rarestList = roots[i] ?? null;
       }
     }
+    if (counted && rarest !== null && rarest.count > 0) rarestList = await src.list(LIST_ROUTE, trigramPartition(rarest.trigram));
   }
   const plan = planList(p, search, rarest, postingTotals);
 

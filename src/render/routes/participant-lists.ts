@@ -28,8 +28,11 @@ import {
   POSTING_DIMENSIONS,
   postingPartition,
   storeParticipant,
+  trigramCountsOf,
   trigramPartition,
   trigramsOf,
+  isTrigramCounts,
+  TRIGRAMS_PATH,
   type ParticipantSort,
   type PostingDimension,
   type StoredParticipant,
@@ -130,6 +133,9 @@ function orderedPostingsOf(item: ParticipantListItem): Array<{ partition: string
   return out;
 }
 
+/** The first field of a trigram list's partition (plan.ts trigramPartition). */
+const TRIGRAM_PARTITION_HEAD = trigramPartition('')[0];
+
 /** The name trigram lists an item is in, by trigram (none without a name). */
 const nameTrigramsOf = (item: ParticipantListItem): string[] => (item.name === null ? [] : trigramsOf(foldName(item.name)));
 
@@ -162,7 +168,24 @@ export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = T
   // A full write. In an incremental build the lists kept so far go first (their files are retired;
   // those written again stay).
   for (const root of ctx.lists?.roots(LISTS_PREFIX) ?? []) ctx.lists!.drop(root);
-  ctx.listsReport = { mode: 'written', lists: writeLists(ctx, seatNames, trigramWritersMax), chunks_read: 0 };
+  const trigramCounts = new Map<string, number>();
+  ctx.listsReport = { mode: 'written', lists: writeLists(ctx, seatNames, trigramWritersMax, trigramCounts), chunks_read: 0 };
+  putTrigramCounts(ctx, trigramCounts);
+}
+
+/** Writes the trigram table (plan.ts TRIGRAMS_PATH): the size of every trigram list. */
+function putTrigramCounts(ctx: RenderContext, counts: ReadonlyMap<string, number>): void {
+  ctx.sink.put(TRIGRAMS_PATH, ctx.serialise(trigramCountsOf(counts)), 'application/json', 'mutable');
+}
+
+/**
+ * The size of every trigram list, counted from the names (the lists hold the named participants whose
+ * folded name contains the trigram): the table of an incremental build after one that wrote none.
+ */
+export function trigramCountsFromNames(ctx: RenderContext): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const rows of namedParticipants(ctx)) for (const r of rows) for (const t of trigramsOf(foldName(r.name))) counts.set(t, (counts.get(t) ?? 0) + 1);
+  return counts;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,7 +236,7 @@ function writeGroupedLists(ctx: RenderContext, rows: Iterable<ListRow & { group:
 export const TRIGRAM_WRITERS_MAX = 8192;
 
 /** Writes every list; returns how many. */
-function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, trigramWritersMax: number): number {
+function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, trigramWritersMax: number, trigramCounts: Map<string, number>): number {
   const { db } = ctx;
   let lists = MAIN_LIST_SORTS.length + 1;
   const dflt = listOrder(DEFAULT_SORT);
@@ -260,6 +283,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       const p: Pending = { ...withFacets, facets: undefined };
       for (const partition of postingPartitionsOf(item)) postings.add(partition, p);
       for (const t of nameTrigramsOf(item)) {
+        trigramCounts.set(t, (trigramCounts.get(t) ?? 0) + 1);
         let w = trigrams.get(t);
         if (w === undefined) {
           if (overflow.has(t)) continue;
@@ -422,13 +446,24 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     }
   }
 
+  // The trigram table of the previous build, updated with the sizes of the trigram lists patched
+  // below (counted from the names when that build wrote none).
+  let previousTable: unknown = null;
+  try {
+    previousTable = readFile(TRIGRAMS_PATH);
+  } catch {
+    // not written by the previous build
+  }
+  const trigramCounts = isTrigramCounts(previousTable) ? new Map(previousTable.counts) : trigramCountsFromNames(ctx);
   let reads = 0;
   for (const [root, c] of lists) {
     const ops = [...c.ops.values()].sort((a, b) => compareKeys(a.key, b.key, c.dirs));
     const opts = ctx.listOptions(c.dirs, c.facetFields, c.layout);
+    const trigram = c.partition[0] === TRIGRAM_PARTITION_HEAD ? c.partition[1]! : null;
     if (!store.has(root)) {
       // A list the previous build did not have (a new country, trigram, ...).
       const puts = ops.filter((o) => o.json !== undefined);
+      if (trigram !== null) trigramCounts.set(trigram, puts.length);
       if (puts.length === 0) continue;
       const w = ctx.list(LIST_ROUTE, c.partition, c.dirs, c.facetFields, c.layout, true);
       for (const o of puts) w.addPending(pendingOf(o.json!, o.key, o.facets));
@@ -449,6 +484,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
       holds: (p) => held.has(p),
     });
     reads += r.reads;
+    if (trigram !== null) trigramCounts.set(trigram, r.root.count);
     if (r.root.count === 0 && !c.always) {
       store.drop(root);
       continue;
@@ -458,6 +494,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     keep.add(root);
     store.retire(unit, [...held].filter((p) => !keep.has(p)));
   }
+  putTrigramCounts(ctx, trigramCounts);
   ctx.listsReport = { mode: 'patched', lists: lists.size, chunks_read: reads };
   return true;
 }
