@@ -187,7 +187,7 @@ const BOUNDS: Record<RouteId, Bound> = {
     cap: lim(LIMIT_MAX),
     body: '2,000 + Σ facet buckets (40 + bytes of value and label) + 700 × items',
     bodyMax: (b) => 2_000 + facetBytes(obj(b.meta)) + 700 * items(b).length,
-    reads: `≤ 50 files besides a walk's: the main root; ≤ ${POSTING_VALUES_MAX} posting roots each of smp and ap; ≤ ${SEARCH_TRIGRAMS_MAX} trigram roots; a small set (≤ ${POSTING_VALUES_MAX} roots, ≤ 16 chunks) or an identifier lookup (≤ 4 index nodes, 3 chunks); on a first page the facet cube, or the facet vectors of a one-dimension filter; a walk reads the chunks and index nodes from the cursor to the match after the page, at most its whole source list, or a sparse combination its runs of the cell list`,
+    reads: `≤ 50 files besides a walk's: the main root; ≤ ${POSTING_VALUES_MAX} posting roots each of smp and ap; a name search's trigram table and its rarest trigram's root (≤ ${SEARCH_TRIGRAMS_MAX} trigram roots without the table); a small set (≤ ${POSTING_VALUES_MAX} roots, ≤ 16 chunks) or an identifier lookup (≤ 4 index nodes, 3 chunks); on a first page the facet cube, or the facet vectors of a one-dimension filter; a walk reads the chunks and index nodes from the cursor to the match after the page, at most its whole source list, or a sparse combination its runs of the cell list`,
     files: () => 1 + 2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1 + walkFiles().files,
     bytes: () => (2 * POSTING_VALUES_MAX + SEARCH_TRIGRAMS_MAX + 3 * POSTING_VALUES_MAX + 1) * LIST_FILE_MAX + cubeBytes() + walkFiles().bytes,
   },
