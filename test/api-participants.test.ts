@@ -686,6 +686,24 @@ describe('participants.list read cost with the default chunk settings', () => {
     console.log(`participants.list with default chunks (small demo): most bytes read by one page ${JSON.stringify(worst)}`);
   });
 
+  it('a combination with smp or ap values takes their totals from the facet cube: their posting roots are read only when the page reads their lists', async () => {
+    const smps = db.prepare('SELECT smp FROM participant_list WHERE smp IS NOT NULL GROUP BY smp ORDER BY count(*) DESC, smp LIMIT 3').pluck().all() as string[];
+    const country = db.prepare('SELECT country FROM participant_list WHERE country IS NOT NULL AND smp IN (?, ?, ?) GROUP BY country ORDER BY count(*), country LIMIT 1').pluck().get(...smps) as string;
+    const smpRoot = /^i\/participants\.list\/[^/]+\/smp\//;
+    for (const sort of PARTICIPANT_SORTS) {
+      const target = `/v1/participants${qs({ country, smp: smps.join(','), sort, limit: '7' })}`;
+      const url = new URL(target, BASE);
+      const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
+      if (!parsed.ok) throw new Error(target);
+      const paths: string[] = [];
+      const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read: async (p) => (paths.push(p), readProd(p)), nowMs });
+      const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
+      expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
+      // The country's participants are fewer than the three SMPs': the page reads the country's list, not theirs.
+      expect(paths.filter((p) => smpRoot.test(p)), target).toEqual([]);
+    }
+  });
+
   it('a name search of three trigrams or more reads the trigram table and the rarest trigram\'s root, not a root per trigram; a snapshot without the table reads every root, with the same answers', async () => {
     const trigramRoot = /^i\/participants\.list\/_5fnames\//;
     /** The page composed over the lists with the files it read; equal to the oracle's. */

@@ -83,6 +83,13 @@ async function readCube(src: Source, memo: CubeMemo): Promise<FacetCube> {
   return (memo.cube = cube);
 }
 
+/** The facet cube, or null in a snapshot without one (readCube: the same file, read once). */
+async function cubeIfAny(src: Source, memo: CubeMemo): Promise<FacetCube | null> {
+  if (memo.cube !== undefined) return memo.cube;
+  const cube = await src.json<unknown>(CUBE_PATH);
+  return isFacetCube(cube) ? (memo.cube = cube) : null;
+}
+
 /** The filter's runs of the cell list (cellRuns) and the chunks they span (runsChunks). */
 async function filterRuns(p: ListParams, src: Source, memo: CubeMemo): Promise<{ runs: CellRun[]; chunks: number }> {
   if (memo.runs !== undefined) return memo.runs;
@@ -275,7 +282,12 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // SEARCH_TRIGRAMS_MAX trigrams of a name search.
   const postingTotals = new Map<PostingDimension, number>();
   const postingLists = new Map<PostingDimension, () => Promise<ListReader[]>>();
-  for (const d of plannedPostingDimensions(p)) {
+  const memo: CubeMemo = {};
+  // A combination of filters reads the facet cube anyway (its count, the walk weighed against the cell
+  // list): the totals of its smp and ap values come from the cube, not from their posting roots.
+  const planned = plannedPostingDimensions(p);
+  const cube = activeDimensions(p).length >= 2 && planned.some((d) => !(MAIN_FACET_FIELDS as readonly string[]).includes(d)) ? await cubeIfAny(src, memo) : null;
+  for (const d of planned) {
     const values = acceptedValues(p, d);
     // The lists of the requested order where the dimension has them (the same items in another order;
     // a snapshot written before them has the default order's only).
@@ -285,6 +297,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
     postingLists.set(d, open);
     if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, sumCounts(main.root.counts?.[d], values));
+    else if (cube !== null) postingTotals.set(d, cubeCounts(cube, { [d]: values }).total);
     else postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
   }
   let rarest: RarestTrigram | null = null;
@@ -318,7 +331,6 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const dense = plan.kind === 'walk' && plan.source === 'posting' && activeDimensions(p).length === 1;
   const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? main.root.count : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
   const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
-  const memo: CubeMemo = {};
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
 
   let items: ParticipantListItem[];
