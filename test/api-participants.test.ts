@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { acceptedValues, classifySearch, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, type ListParams } from '../src/api/participants/plan.js';
+import { acceptedValues, classifySearch, MAIN_LIST_SORTS, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, type ListParams } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
 import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
@@ -686,10 +686,11 @@ describe('participants.list read cost with the default chunk settings', () => {
     console.log(`participants.list with default chunks (small demo): most bytes read by one page ${JSON.stringify(worst)}`);
   });
 
-  it('a combination with smp or ap values takes their totals from the facet cube: their posting roots are read only when the page reads their lists', async () => {
+  it('a combination of filters takes its values\' totals from the facet cube: the smp and ap posting roots and the main root are read only when the page reads those lists', async () => {
     const smps = db.prepare('SELECT smp FROM participant_list WHERE smp IS NOT NULL GROUP BY smp ORDER BY count(*) DESC, smp LIMIT 3').pluck().all() as string[];
     const country = db.prepare('SELECT country FROM participant_list WHERE country IS NOT NULL AND smp IN (?, ?, ?) GROUP BY country ORDER BY count(*), country LIMIT 1').pluck().get(...smps) as string;
     const smpRoot = /^i\/participants\.list\/[^/]+\/smp\//;
+    const MAIN_ROOTS = MAIN_LIST_SORTS.map((sort) => listRootPath('participants.list', mainPartition(sort)));
     for (const sort of PARTICIPANT_SORTS) {
       const target = `/v1/participants${qs({ country, smp: smps.join(','), sort, limit: '7' })}`;
       const url = new URL(target, BASE);
@@ -699,8 +700,10 @@ describe('participants.list read cost with the default chunk settings', () => {
       const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read: async (p) => (paths.push(p), readProd(p)), nowMs });
       const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
       expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
-      // The country's participants are fewer than the three SMPs': the page reads the country's list, not theirs.
+      // The country's participants are fewer than the three SMPs': the page reads the country's list, not
+      // theirs, and not the main list either (the total of every participant comes from the cube too).
       expect(paths.filter((p) => smpRoot.test(p)), target).toEqual([]);
+      expect(paths.filter((p) => MAIN_ROOTS.includes(p)), target).toEqual([]);
     }
   });
 

@@ -274,8 +274,17 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const search: Search | null = p.q === undefined ? null : classifySearch(p.q);
   // first_seen.asc reads the default order's main list backward (MAIN_LIST_SORTS).
   const mainAt = mainSource(p.sort);
-  const main = await src.list(LIST_ROUTE, mainPartition(mainAt.sort));
-  if (main === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${mainAt.sort}`);
+  // Read when the page needs it: a walk of it, or the sizes of the filter's values when the facet cube
+  // does not give them.
+  let mainList: ListReader | undefined;
+  const mainOf = async (): Promise<ListReader> => {
+    if (mainList === undefined) {
+      const l = await src.list(LIST_ROUTE, mainPartition(mainAt.sort));
+      if (l === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${mainAt.sort}`);
+      mainList = l;
+    }
+    return mainList;
+  };
 
   // Sizes of the candidate sources: posting dimensions of at most POSTING_VALUES_MAX values (country and
   // scheme from the main root's counts, smp and ap from their posting roots) and the rarest of at most
@@ -284,9 +293,10 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const postingLists = new Map<PostingDimension, () => Promise<ListReader[]>>();
   const memo: CubeMemo = {};
   // A combination of filters reads the facet cube anyway (its count, the walk weighed against the cell
-  // list): the totals of its smp and ap values come from the cube, not from their posting roots.
+  // list): the totals of its values come from the cube, not from the main root and the smp and ap
+  // values' posting roots.
   const planned = plannedPostingDimensions(p);
-  const cube = activeDimensions(p).length >= 2 && planned.some((d) => !(MAIN_FACET_FIELDS as readonly string[]).includes(d)) ? await cubeIfAny(src, memo) : null;
+  const cube = activeDimensions(p).length >= 2 && (search === null || search.kind === 'name') ? await cubeIfAny(src, memo) : null;
   for (const d of planned) {
     const values = acceptedValues(p, d);
     // The lists of the requested order where the dimension has them (the same items in another order;
@@ -296,8 +306,8 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const openValue = async (v: string): Promise<ListReader | null> => (await src.list(LIST_ROUTE, postingPartition(d, v, sort))) ?? (sort === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, postingPartition(d, v)));
     const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
     postingLists.set(d, open);
-    if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, sumCounts(main.root.counts?.[d], values));
-    else if (cube !== null) postingTotals.set(d, cubeCounts(cube, { [d]: values }).total);
+    if (cube !== null) postingTotals.set(d, cubeCounts(cube, { [d]: values }).total);
+    else if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, sumCounts((await mainOf()).root.counts?.[d], values));
     else postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
   }
   let rarest: RarestTrigram | null = null;
@@ -329,7 +339,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // The items a filtered walk goes through: its source list's (a name search's trigram walk is not weighed).
   // A posting list whose value is the only filter is all matches: nothing to weigh.
   const dense = plan.kind === 'walk' && plan.source === 'posting' && activeDimensions(p).length === 1;
-  const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? main.root.count : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
+  const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? (await mainOf()).root.count : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
   const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
 
@@ -370,7 +380,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let stored: ParticipantSort = mainAt.sort;
     let range: string | null = null;
     if (plan.source === 'main') {
-      source = main;
+      source = await mainOf();
       backward = mainAt.backward;
     } else if (plan.source === 'trigram') {
       source = rarestList;
@@ -384,7 +394,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
         backward = at.backward;
         if (at.kind === 'range') range = plan.value;
       } else {
-        source = main;
+        source = await mainOf();
         backward = mainAt.backward;
       }
     }
@@ -395,7 +405,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let fallback: Awaited<ReturnType<typeof walkFallback>> | undefined;
     let switched = false;
     if (source !== null && !collector.complete) {
-      const skip = source === main || range !== null ? mainSkip(p, filterCounter) : undefined;
+      const skip = source === mainList || range !== null ? mainSkip(p, filterCounter) : undefined;
       const from = source.stats.chunks;
       const nullable = nullableFields(stored);
       const items =
@@ -434,7 +444,8 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       for (const i of matches) counter.addItem(i);
       if (matches.length > 0) counter.label({ scheme: (await src.json<Record<string, string>>(SCHEME_LABELS_PATH)) ?? {} });
     } else counter = filterCounter ?? (await cubeCounter(p, src, memo));
-    meta = listMeta(p, main.root.count, mode, counter);
+    // Every participant: the main list's count, or the cube's when the page has it and not the main list.
+    meta = listMeta(p, mainList === undefined && cube !== null ? cubeCounts(cube, {}).total : (await mainOf()).root.count, mode, counter);
   }
   return ok(listPage(p.sort, items, nextKey, meta));
 };
