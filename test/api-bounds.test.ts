@@ -26,10 +26,8 @@ import { createResolve, snapshotInfoReader } from '../src/edge/resolve.js';
 import { MAX_TARGET_BYTES } from '../src/edge/target.js';
 import type { IndexEntry, IndexNode, ListRoot } from '../src/edge/list-format.js';
 import type { FileReader } from '../src/edge/types.js';
-import { runBuild } from '../src/render/build.js';
-import { testConfig } from './helpers/config.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
-import { oracleAnswer, snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
+import { builtSmallDemo, copyOfDb, smallDemo } from './helpers/demo-fixture.js';
+import { oracleAnswer, snapshotInfo } from './helpers/snapshot.js';
 import { readStoredJson } from '../src/render/stored.js';
 
 type Json = Record<string, unknown>;
@@ -276,12 +274,12 @@ let nowMs: number;
 let baseUrl: string;
 const measured = new Map<string, { body: number; bodyMax: number; files: number; bytes: number; target: string; filesTarget: string }>();
 
-beforeAll(() => {
-  const copy = copyOfSmallDemoDb();
+beforeAll(async () => {
+  // The small demo built once per run (test/helpers/demo-fixture.ts), read in place; its database copied.
+  const built = await builtSmallDemo();
   nowMs = Date.parse(smallDemo().now);
-  out = snapshotTempDir('api-bounds-');
-  runBuild({ config: testConfig(), dbPath: copy.path, outDir: out, nowMs });
-  db = copy.open();
+  out = built.out;
+  db = copyOfDb(built.db).open();
   baseUrl = snapshotInfo(out).base_url;
 }, 240_000);
 

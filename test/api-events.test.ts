@@ -19,7 +19,6 @@ import { parseRequest } from '../src/api/routes/request.js';
 import { ROUTES, type RouteId } from '../src/api/routes/table.js';
 import { DETECTORS, EVENT_TYPES, RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
 import type { Db } from '../src/db/index.js';
-import { runDerive } from '../src/derive/index.js';
 import { compose, composerOf } from '../src/edge/compose/index.js';
 import { EVENTS_COMPOSERS } from '../src/edge/compose/events.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
@@ -27,7 +26,7 @@ import { RenderContext } from '../src/render/context.js';
 import { RENDERERS } from '../src/render/routes/index.js';
 import { EVENTS_RENDERERS } from '../src/render/routes/events.js';
 import { DirectorySink } from '../src/render/sink.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { copyOfDb, derivedSmallDemo, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 import { readStoredJson } from '../src/render/stored.js';
 
@@ -38,9 +37,9 @@ let out: string;
 let nowMs: number;
 const maxStats: Record<string, ReadStats> = {};
 
-beforeAll(() => {
-  db = copyOfSmallDemoDb().open();
-  runDerive(db);
+beforeAll(async () => {
+  // The small demo derived once per run (test/helpers/demo-fixture.ts), copied.
+  db = copyOfDb((await derivedSmallDemo()).db).open();
   nowMs = Date.parse(smallDemo().now);
   out = tempDir('api-events-');
   const sink = new DirectorySink(out);
@@ -1009,9 +1008,9 @@ describe('anomaly pages under every filter combination are full and read at most
   /** A sparse combination: every filter set (chosen from the data: one match or a few). */
   let sparse: Required<AnomalyQuery>;
 
-  beforeAll(() => {
-    adb = copyOfSmallDemoDb().open();
-    runDerive(adb);
+  beforeAll(async () => {
+    // The small demo derived once per run (test/helpers/demo-fixture.ts), copied.
+    adb = copyOfDb((await derivedSmallDemo()).db).open();
     // mulberry32: a seeded generator whose outputs are independent enough for independent filters.
     let x = 12345;
     const rnd = (n: number): number => {

@@ -18,7 +18,6 @@ import { routeById } from '../src/api/routes/table.js';
 import { RESOURCE_SCHEMAS, type ResourceName } from '../src/api/schemas/index.js';
 import type { Db } from '../src/db/index.js';
 import { hostView } from '../src/derive/hosts/read.js';
-import { runDerive } from '../src/derive/index.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { createResolve, SNAPSHOT_INFO_PATH } from '../src/edge/resolve.js';
 import type { Resolve } from '../src/edge/types.js';
@@ -26,7 +25,7 @@ import { RenderContext } from '../src/render/context.js';
 import { HOSTS_RENDERERS } from '../src/render/routes/hosts.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { directoryReader } from '../src/serve/index.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { copyOfDb, derivedSmallDemo, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 
 const BASE = 'https://api.example.test';
@@ -46,10 +45,9 @@ let dataStart: number;
 const maxStats = new Map<string, ReadStats>();
 let renderSeconds = 0;
 
-beforeAll(() => {
-  const copy = copyOfSmallDemoDb();
-  db = copy.open();
-  runDerive(db);
+beforeAll(async () => {
+  // The small demo derived once per run (test/helpers/demo-fixture.ts), copied.
+  db = copyOfDb((await derivedSmallDemo()).db).open();
   nowMs = Date.parse(smallDemo().now);
   const out = tempDir('api-hosts-');
   const sink = new DirectorySink(out);

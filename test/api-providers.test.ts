@@ -14,7 +14,6 @@ import { parseRequest } from '../src/api/routes/request.js';
 import { ROUTES, type RouteId } from '../src/api/routes/table.js';
 import { RESOURCE_SCHEMAS } from '../src/api/schemas/index.js';
 import type { Db } from '../src/db/index.js';
-import { runDerive } from '../src/derive/index.js';
 import { compose, composerOf } from '../src/edge/compose/index.js';
 import { PROVIDERS_COMPOSERS } from '../src/edge/compose/providers.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
@@ -23,7 +22,7 @@ import { RenderContext } from '../src/render/context.js';
 import { RENDERERS } from '../src/render/routes/index.js';
 import { PROVIDERS_RENDERERS } from '../src/render/routes/providers.js';
 import { DirectorySink } from '../src/render/sink.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { copyOfDb, derivedSmallDemo, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 
 const ROUTE_IDS = ['providers.list', 'providers.detail', 'aps.list', 'aps.detail', 'aps.churn', 'aps.churn_participants', 'seats.detail'] as const;
@@ -33,9 +32,9 @@ let out: string;
 let nowMs: number;
 const maxStats: Record<string, ReadStats> = {};
 
-beforeAll(() => {
-  db = copyOfSmallDemoDb().open();
-  runDerive(db);
+beforeAll(async () => {
+  // The small demo derived once per run (test/helpers/demo-fixture.ts), copied.
+  db = copyOfDb((await derivedSmallDemo()).db).open();
   nowMs = Date.parse(smallDemo().now);
   out = tempDir('api-market-');
   const sink = new DirectorySink(out);

@@ -18,9 +18,9 @@ import { createResolve } from '../src/edge/resolve.js';
 import { directoryReader } from '../src/serve/index.js';
 import { testConfig } from './helpers/config.js';
 import { runCli } from './helpers/cli.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { builtSmallDemo, copyOfDb, copyOfSnapshot, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
-import { copyFeedDir, oracleAnswer, snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
+import { copyFeedDir, oracleAnswer, snapshotInfo } from './helpers/snapshot.js';
 
 type Item = Record<string, unknown>;
 interface Page {
@@ -86,8 +86,11 @@ beforeAll(async () => {
   nowB = nowA + DAY_MS;
   feeds = path.join(tempDir('regen-feeds-'), 'feeds');
   copyFeedDir(smallDemo().feeds, feeds);
-  dbPath = copyOfSmallDemoDb().path;
-  out = snapshotTempDir('regen-out-');
+  // Snapshot A: the small demo built with testConfig() at its now, the first build made once per run
+  // (test/helpers/demo-fixture.ts), its database, tree and state copied (snapshot B is built on them).
+  const built = await builtSmallDemo();
+  dbPath = copyOfDb(built.db).path;
+  out = copyOfSnapshot(built.out, 'regen-out-');
   configFile = path.join(tempDir('regen-config-'), 'config.json');
   fs.writeFileSync(configFile, '{}\n');
   config = testConfig();
@@ -103,8 +106,6 @@ beforeAll(async () => {
   }
   before.segments = (JSON.parse(fs.readFileSync(path.join(feeds, 'feeds.json'), 'utf8')) as { segments: unknown[] }).segments;
 
-  // Snapshot A.
-  runBuild({ config, dbPath, outDir: out, nowMs: nowA });
   const db = openDb(dbPath);
   try {
     const resolve = createResolve();

@@ -18,8 +18,8 @@ import { statePath } from '../src/render/state.js';
 import { verifySnapshot } from '../src/render/verify.js';
 import { runCli } from './helpers/cli.js';
 import { testConfig } from './helpers/config.js';
-import { copyOfSmallDemoDb } from './helpers/demo-fixture.js';
-import { tempDir } from './helpers/feeds.js';
+import { builtSmallDemo, copyOfDb, copyOfSmallDemoDb, copyOfSnapshot } from './helpers/demo-fixture.js';
+import { ramTempDir } from './helpers/feeds.js';
 import { tree as treeBytes } from './helpers/tree.js';
 
 const NOW = Date.parse('2026-11-22T00:00:00Z');
@@ -111,10 +111,13 @@ describe('build', () => {
   let db: string;
   let out: string;
   let first: BuildSummary;
-  beforeAll(() => {
-    db = copyOfSmallDemoDb().path;
-    out = tempDir('build-out-');
-    first = runBuild({ config: testConfig(), dbPath: db, outDir: out, nowMs: NOW });
+  beforeAll(async () => {
+    // The first build of a copy of the small demo (shared with other test files, made once per run:
+    // test/helpers/demo-fixture.ts), copied with its state and database: the tests below build on.
+    const built = await builtSmallDemo();
+    db = copyOfDb(built.db).path;
+    out = copyOfSnapshot(built.out, 'build-out-');
+    first = built.summary;
   }, 300_000);
 
   it('renders every route of the route table and a snapshot that verifies', () => {
@@ -141,7 +144,7 @@ describe('build', () => {
 
   it('a full render caused by new code takes the state\'s hashes for unchanged files (both threads); --full and a killed build read them', () => {
     // A copy of the tree and its state, the state's code fingerprint changed (as new code would).
-    const dir = path.join(tempDir('build-trusted-'), 'out');
+    const dir = path.join(ramTempDir('build-trusted-'), 'out');
     fs.cpSync(out, dir, { recursive: true });
     for (const ext of ['', '-wal']) if (fs.existsSync(statePath(out) + ext)) fs.copyFileSync(statePath(out) + ext, statePath(dir) + ext);
     const setInfo = (key: string, value: string): void => {
@@ -184,7 +187,7 @@ describe('build', () => {
   }, 300_000);
 
   it('verify reports a changed file and a missing one; the CLI exits 1', async () => {
-    const copy = tempDir('build-copy-');
+    const copy = ramTempDir('build-copy-');
     fs.cpSync(out, copy, { recursive: true });
     const victim = 'openapi.json';
     fs.appendFileSync(path.join(copy, victim), ' ');
@@ -225,7 +228,7 @@ describe('build', () => {
     expect(decoded / stored).toBeGreaterThan(3);
 
     // A root stored as it is, its manifest entry saying so: verify names the file.
-    const copy = tempDir('build-enc-');
+    const copy = ramTempDir('build-enc-');
     fs.cpSync(out, copy, { recursive: true });
     const victim = entries.find((e) => e.path.startsWith('i/'))!.path;
     const plain = gunzipIf(fs.readFileSync(path.join(copy, victim)));
@@ -238,7 +241,7 @@ describe('build', () => {
   }, 120_000);
 
   it('verify reports a chunk holding keys its list derives, and one without the keys its list stores (and goes on)', () => {
-    const copy = tempDir('build-keys-');
+    const copy = ramTempDir('build-keys-');
     fs.cpSync(out, copy, { recursive: true });
     const readJson = (rel: string): { entries: Array<{ path: string }>; keys?: unknown[]; items: unknown[] } =>
       JSON.parse(gunzipIf(fs.readFileSync(path.join(copy, rel))).toString('utf8')) as { entries: Array<{ path: string }>; keys?: unknown[]; items: unknown[] };
@@ -281,7 +284,7 @@ describe('build', () => {
   // A full build renders the uptime lists and a share of the participants' records in a worker thread
   // (src/render/offload.ts); the same build on one thread gives the same files and the same state.
   it('a full build with the render worker equals one on the calling thread, and leaves no records file', () => {
-    const single = tempDir('build-single-');
+    const single = ramTempDir('build-single-');
     const one = runBuild({ config: testConfig(), dbPath: db, outDir: single, nowMs: NOW, worker: false });
     expect(first.render.threads).toBe(2);
     expect(one.render.threads).toBe(1);
@@ -297,7 +300,7 @@ describe('build', () => {
   it('an incremental build with the uptime and event lists in the worker equals one on the calling thread, files and state', () => {
     /** A copy of the database, the tree and its state, as the first build left them. */
     const copy = (tag: string): { db: string; out: string } => {
-      const dir = tempDir(`build-inc-${tag}-`);
+      const dir = ramTempDir(`build-inc-${tag}-`);
       const c = { db: path.join(dir, 'db.sqlite'), out: path.join(dir, 'out') };
       for (const suffix of ['', '-wal']) if (fs.existsSync(db + suffix)) fs.copyFileSync(db + suffix, c.db + suffix);
       fs.cpSync(out, c.out, { recursive: true });
@@ -397,24 +400,27 @@ describe('a full derive in a process of its own', () => {
     }
   }
 
-  it('a first build derives in a child process: the same derived tables and the same tree as a derive in the build\'s own', () => {
-    const a = underived();
+  it('a first build derives in a child process: the same derived tables and the same tree as a derive in the build\'s own', async () => {
+    // The build with the derive apart (the default) is the first build of a copy of the ingested small
+    // demo that other test files share (made once per run, test/helpers/demo-fixture.ts, its write-ahead
+    // log measured as here); copied, with its state and database, for the next build below.
+    const built = await builtSmallDemo();
+    const apart = built.summary;
+    const a = copyOfDb(built.db).path;
+    const outA = copyOfSnapshot(built.out, 'apart-a-');
     const b = underived();
-    const outA = tempDir('apart-a-');
-    const outB = tempDir('apart-b-');
+    const outB = ramTempDir('apart-b-');
     // The write-ahead log as the render begins: emptied after a full derive, either way (a full derive of
     // the small demo leaves about 30 MB in it).
     const walAtRender = (db: string): { sizes: number[]; progress: (m: string) => void } => {
       const sizes: number[] = [];
       return { sizes, progress: (m) => void (m.startsWith('render: ') && sizes.length === 0 && sizes.push(fs.statSync(`${db}-wal`, { throwIfNoEntry: false })?.size ?? 0)) };
     };
-    const walA = walAtRender(a);
     const walB = walAtRender(b);
-    const apart = runBuild({ config: testConfig(), dbPath: a, outDir: outA, nowMs: NOW, progress: walA.progress });
     const inProcess = runBuild({ config: testConfig(), dbPath: b, outDir: outB, nowMs: NOW, deriveApart: false, progress: walB.progress });
     // A frame or so written since (the render's own bookkeeping), not the derive's megabytes.
-    expect(walA.sizes).toHaveLength(1);
-    expect(walA.sizes[0]).toBeLessThan(1 << 16);
+    expect(built.walAtRender).toHaveLength(1);
+    expect(built.walAtRender[0]).toBeLessThan(1 << 16);
     expect(walB.sizes).toHaveLength(1);
     expect(walB.sizes[0]).toBeLessThan(1 << 16);
     expect(apart.derive.full).toBe(true);
@@ -460,7 +466,7 @@ describe('a full derive in a process of its own', () => {
 describe('build from a bundle without its templates', () => {
   it('stops before any work with an error naming templates/status, not after the render', async () => {
     // dist/ copied away from the package (as a deployment might): node_modules reachable, templates not.
-    const root = tempDir('bundle-away-');
+    const root = ramTempDir('bundle-away-');
     fs.mkdirSync(path.join(root, 'dist'));
     fs.copyFileSync('dist/peppol-snapshot.mjs', path.join(root, 'dist', 'peppol-snapshot.mjs'));
     fs.symlinkSync(path.resolve('node_modules'), path.join(root, 'node_modules'));

@@ -19,9 +19,8 @@ import { BULK_TABLES } from '../src/bulk/tables.js';
 import { recordPath } from '../src/api/participants/record.js';
 import { encodeSegment } from '../src/api/paths.js';
 import { openDb } from '../src/db/index.js';
-import { runDerive } from '../src/derive/index.js';
-import { copyOfSmallDemoDb } from './helpers/demo-fixture.js';
-import { tempDir } from './helpers/feeds.js';
+import { copyOfDb, copyOfSmallDemoDb, derivedSmallDemo } from './helpers/demo-fixture.js';
+import { ramTempDir } from './helpers/feeds.js';
 import { tree } from './helpers/tree.js';
 import { dataPackageProblems } from './helpers/datapackage-profile.js';
 import { stagingDir } from '../src/bulk/background.js';
@@ -87,17 +86,17 @@ let duck: DuckDBConnection;
 let config: Config;
 
 beforeAll(async () => {
-  dbPath = copyOfSmallDemoDb().path;
-  // Derived, then the hourly buckets cut to the last 7 days (70,560 rows instead of 352,800): the test's
-  // time goes to the formats, not to one large table. Small row groups give every large table several.
+  // Derived (the small demo derived once per run, test/helpers/demo-fixture.ts, copied), then the hourly
+  // buckets cut to the last 7 days (70,560 rows instead of 352,800): the test's time goes to the formats,
+  // not to one large table. Small row groups give every large table several.
+  dbPath = copyOfDb((await derivedSmallDemo()).db).path;
   const db = openDb(dbPath);
   try {
-    runDerive(db);
     db.prepare('DELETE FROM uptime_hourly WHERE bucket_start < ?').run(NOW1 - 7 * 86_400_000);
   } finally {
     db.close();
   }
-  work = tempDir('bulk-');
+  work = ramTempDir('bulk-');
   out = path.join(work, 'out');
   config = { ...defaultConfig(), bulk: { ...defaultConfig().bulk, row_group_rows: 10_000 } };
   first = runBuild({ config, dbPath, outDir: out, nowMs: NOW1 });

@@ -12,10 +12,10 @@ import { anomalyId, anomalyTargetKey, type AnomalyTarget } from '../src/derive/a
 import { EventWriter, type EventType } from '../src/derive/events.js';
 import { hostsStep } from '../src/derive/hosts/index.js';
 import { isoTime } from '../src/derive/hosts/time.js';
-import { ensureDerivedSchema, runDerive } from '../src/derive/index.js';
+import { ensureDerivedSchema } from '../src/derive/index.js';
 import { providersStep } from '../src/derive/providers/step.js';
 import type { DeriveStep } from '../src/derive/step.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { copyOfDb, derivedSmallDemo, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 
 const DAY = 86_400_000;
@@ -298,9 +298,9 @@ describe('anomaly detectors on a hand-built network', () => {
 
 describe('anomalies on the small demo equal the ground truth', () => {
   let db: Db;
-  beforeAll(() => {
-    db = copyOfSmallDemoDb().open();
-    runDerive(db); // the registered pipeline (STEPS)
+  beforeAll(async () => {
+    // The small demo derived with the registered pipeline (STEPS) once per run (test/helpers/demo-fixture.ts), copied.
+    db = copyOfDb((await derivedSmallDemo()).db).open();
   }, 300_000);
   afterAll(() => db?.close());
 

@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../src/db/index.js';
 import { hostsStep } from '../src/derive/hosts/index.js';
 import { isoTime } from '../src/derive/hosts/time.js';
-import { ensureDerivedSchema, runDerive } from '../src/derive/index.js';
+import { ensureDerivedSchema } from '../src/derive/index.js';
 import { orgHash, orgKey, slugify } from '../src/derive/providers/identity.js';
 import { resolveApKey } from '../src/derive/providers/keys.js';
 import { apDetail, apsList, providerDetail, providersList, seatView } from '../src/derive/providers/read.js';
 import { providersStep } from '../src/derive/providers/step.js';
 import { rostersStep } from '../src/derive/providers/rosters.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { copyOfDb, derivedSmallDemo, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 
 interface GtProvider {
@@ -59,9 +59,11 @@ function expectedProviders(db: Db): GtProvider[] {
 let db: Db;
 let seconds = 0;
 let rosterSeconds = 0;
-beforeAll(() => {
-  db = copyOfSmallDemoDb().open();
-  const summary = runDerive(db); // the registered pipeline (STEPS)
+beforeAll(async () => {
+  // The small demo derived with the registered pipeline (STEPS) once per run (test/helpers/demo-fixture.ts), copied.
+  const derived = await derivedSmallDemo();
+  db = copyOfDb(derived.db).open();
+  const summary = derived.summary;
   seconds = summary.steps.providers!.seconds;
   rosterSeconds = summary.steps.rosters!.seconds;
 }, 120_000);

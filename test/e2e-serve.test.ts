@@ -9,11 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
 import { runPublish } from '../src/publish/index.js';
-import { runBuild } from '../src/render/build.js';
 import { urlPathOfExact } from '../src/render/verify.js';
-import { testConfig } from './helpers/config.js';
 import { startServe as startServeCli, type Served } from './helpers/cli.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { builtSmallDemo, copyOfDb, copyOfSnapshot, smallDemo } from './helpers/demo-fixture.js';
 import { BULK_SAMPLE, describeE2e } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
 import { snapshotInfo, snapshotTempDir } from './helpers/snapshot.js';
@@ -48,10 +46,11 @@ async function startServe(dir: string): Promise<Served> {
 }
 
 beforeAll(async () => {
-  const copy = copyOfSmallDemoDb();
+  // The small demo built once per run (test/helpers/demo-fixture.ts), copied: a bulk file is added.
+  const built = await builtSmallDemo();
   nowMs = Date.parse(smallDemo().now);
-  out = snapshotTempDir('e2e-serve-');
-  runBuild({ config: testConfig(), dbPath: copy.path, outDir: out, nowMs });
+  out = copyOfSnapshot(built.out, 'e2e-serve-');
+  const copy = copyOfDb(built.db);
   fs.mkdirSync(path.dirname(path.join(out, BULK_SAMPLE.path)), { recursive: true });
   fs.writeFileSync(path.join(out, BULK_SAMPLE.path), BULK_SAMPLE.bytes);
   db = copy.open();

@@ -19,8 +19,7 @@ import { edgePolicyOf } from '../src/edge/policy.js';
 import { runPublish, type PublishSummary } from '../src/publish/index.js';
 import { runBuild } from '../src/render/build.js';
 import type { FunctionUrlEvent, FunctionUrlHandler, FunctionUrlResult } from '../src/serve/lambda.js';
-import { testConfig } from './helpers/config.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { builtSmallDemo, copyOfDb, smallDemo } from './helpers/demo-fixture.js';
 import { BULK_SAMPLE, describeE2e, type RequestInitLike, type ResponseLike, type SendFn } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
 import { S3RVER_CREDENTIALS, startS3rver, type S3Server } from './helpers/s3.js';
@@ -151,11 +150,11 @@ beforeAll(async () => {
   Object.assign(process.env, S3RVER_CREDENTIALS); // the SDK's default chain, for publish and the function
   nowMs = Date.parse(smallDemo().now);
   // The small demo, built as e2e-serve builds it, but with the rate limit off: the end-to-end checks
-  // send hundreds of requests from one client.
-  const copy = copyOfSmallDemoDb();
-  demoOut = snapshotTempDir('lambda-demo-');
-  runBuild({ config: testConfig({ edge: { rate_limit: 'off' } }, tempDir('lambda-config-')), dbPath: copy.path, outDir: demoOut, nowMs });
-  db = copy.open();
+  // send hundreds of requests from one client. Built once per run (test/helpers/demo-fixture.ts, shared
+  // with test/edge-worker.test.ts) and read in place; its database copied.
+  const built = await builtSmallDemo('rate-limit-off');
+  demoOut = built.out;
+  db = copyOfDb(built.db).open();
   demoBase = snapshotInfo(demoOut).base_url;
   smallOut = buildEmpty({ render: { base_url: 'https://keyed.example' }, edge: { access: { mode: 'keyed' } } });
 

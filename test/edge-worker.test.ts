@@ -15,9 +15,8 @@ import { parseConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
 import { edgePolicyOf } from '../src/edge/policy.js';
 import { runBuild } from '../src/render/build.js';
-import { testConfig } from './helpers/config.js';
 import { batchingBucket, BUCKET_LOADER_SCRIPT, fillBucket, type BucketWriter } from './helpers/bucket.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { builtSmallDemo, copyOfDb, smallDemo } from './helpers/demo-fixture.js';
 import { BULK_SAMPLE, describeE2e, type RequestInitLike, type ResponseLike } from './helpers/e2e-suite.js';
 import { tempDir } from './helpers/feeds.js';
 import { parseJsonc } from './helpers/jsonc.js';
@@ -130,11 +129,11 @@ function editedInfo(out: string, edit: (info: Record<string, unknown>) => void):
 beforeAll(async () => {
   nowMs = Date.parse(smallDemo().now);
   // The small demo, built as e2e-serve builds it, but with the rate limit off: the end-to-end checks
-  // send hundreds of requests from one client.
-  const copy = copyOfSmallDemoDb();
-  demoOut = snapshotTempDir('worker-demo-');
-  runBuild({ config: testConfig({ edge: { rate_limit: 'off' } }, tempDir('worker-config-')), dbPath: copy.path, outDir: demoOut, nowMs });
-  db = copy.open();
+  // send hundreds of requests from one client. Built once per run (test/helpers/demo-fixture.ts, shared
+  // with test/edge-lambda.test.ts) and read in place; its database copied.
+  const built = await builtSmallDemo('rate-limit-off');
+  demoOut = built.out;
+  db = copyOfDb(built.db).open();
   demoBase = snapshotInfo(demoOut).base_url;
   keyedOut = buildEmpty({ render: { base_url: 'https://keyed.example' }, edge: { access: { mode: 'keyed' } } });
   limitedOut = buildEmpty({ render: { base_url: 'https://limited.example' }, edge: { rate_limit: { requests: 4, window_seconds: 60 }, deprecations: [DEPRECATION] } });

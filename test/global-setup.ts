@@ -2,11 +2,14 @@
 // - builds dist/, so tests that run the CLI run the code under test;
 // - generates the small demo scenario and ingests it into a SQLite file, shared read-only by the
 //   derivation and API tests (`inject('smallDemo')`, see test/helpers/demo-fixture.ts). Tests that
-//   write to the database copy it first.
+//   write to the database copy it first;
+// - makes an empty directory for the fixtures made from it during this run (`inject('fixtureRoot')`:
+//   the small demo derived, and built), each by the first test file that needs it, removed at the end.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { tmpdir } from 'node:os';
 import type { TestProject } from 'vitest/node';
 import { runDemo } from '../src/demo/index.js';
 import { runIngest } from '../src/feeds/ingest.js';
@@ -23,6 +26,8 @@ export interface SmallDemoFixture {
 declare module 'vitest' {
   export interface ProvidedContext {
     smallDemo: SmallDemoFixture;
+    /** An empty directory of this run for the fixtures of test/helpers/demo-fixture.ts (once()). */
+    fixtureRoot: string;
   }
 }
 
@@ -59,7 +64,7 @@ function fixtureKey(): string {
  * The fixture is kept under node_modules/.cache keyed by the hash of its inputs, so repeated test runs
  * (and parallel ones) reuse it; it is built in a temporary directory and renamed into place.
  */
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => void> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
   const cache = path.resolve('node_modules/.cache/peppol-snapshot');
   fs.mkdirSync(cache, { recursive: true });
@@ -83,4 +88,21 @@ export default async function setup(project: TestProject): Promise<void> {
     }
   }
   project.provide('smallDemo', { feeds: path.join(root, 'feeds'), db: path.join(root, 'small.sqlite'), now: FIXTURE_NOW });
+  // On the RAM disk when it has room to spare, as test/helpers/feeds.ts ramTempBase() (the fixtures hold
+  // built snapshots and databases the tests copy).
+  let base = tmpdir();
+  try {
+    const st = fs.statfsSync('/dev/shm');
+    if (st.bavail * st.bsize > 4 * 1024 ** 3) base = '/dev/shm';
+  } catch {
+    // no /dev/shm: the ordinary temporary directory
+  }
+  // Those of runs that did not end (killed) are removed once a day old.
+  for (const e of fs.readdirSync(base)) {
+    const p = path.join(base, e);
+    if (e.startsWith('peppol-fixtures-') && Date.now() - (fs.statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 86_400_000) fs.rmSync(p, { recursive: true, force: true });
+  }
+  const fixtures = fs.mkdtempSync(path.join(base, 'peppol-fixtures-'));
+  project.provide('fixtureRoot', fixtures);
+  return () => fs.rmSync(fixtures, { recursive: true, force: true });
 }

@@ -15,7 +15,7 @@ import { runBuild, type BuildSummary } from '../src/render/build.js';
 import { statePath } from '../src/render/state.js';
 import { testConfig } from './helpers/config.js';
 import { runCli, startCli } from './helpers/cli.js';
-import { tempDir } from './helpers/feeds.js';
+import { ramTempDir } from './helpers/feeds.js';
 import { tree } from './helpers/tree.js';
 
 const MINUTE = 60_000;
@@ -88,7 +88,7 @@ function fullTreeAt(dir: string, nowMs: number): void {
 }
 
 beforeAll(async () => {
-  work = tempDir('incremental-');
+  work = ramTempDir('incremental-');
   feeds = path.join(work, 'feeds');
   dbPath = path.join(work, 'db.sqlite');
   configFile = path.join(work, 'config.json');

@@ -6,11 +6,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pruneRawProbes } from '../src/derive/hosts/step.js';
-import { runDerive } from '../src/derive/index.js';
 import { runIngest, type IngestSummary } from '../src/feeds/ingest.js';
 import type { FeedIndex } from '../src/feeds/schema.js';
 import { count, dump } from './helpers/db-dump.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { copyOfDb, derivedSmallDemo, smallDemo } from './helpers/demo-fixture.js';
 import { lines, sampleRecords, segmentBytes, tempDir, writeFeedDir, writeFeedDirBytes } from './helpers/feeds.js';
 import { startFeedServer, type FeedServer } from './helpers/http-feed-server.js';
 
@@ -84,13 +83,13 @@ describe('segments are known by their content', () => {
 describe('on the small demo, after build pruned raw probe samples', () => {
   it('moved feeds (another directory, another URL) and repackaged old segments bring no raw probe back', async () => {
     const demo = smallDemo();
-    const db = copyOfSmallDemoDb();
-    const probesIngested = count(db.path, 'SELECT count(*) FROM probe_obs');
-    // What `build` does before rendering: derive, then prune raw probes past retention (14 days).
+    const probesIngested = count(demo.db, 'SELECT count(*) FROM probe_obs');
+    // What `build` does before rendering: derive (the ingested demo derived once per run,
+    // test/helpers/demo-fixture.ts, copied), then prune raw probes past retention (14 days).
+    const db = copyOfDb((await derivedSmallDemo()).db);
     const nowMs = Date.parse(demo.now);
     {
       const h = db.open();
-      runDerive(h);
       const pruned = h.transaction(() => pruneRawProbes(h, nowMs - 14 * 86_400_000))();
       h.close();
       expect(pruned.deleted).toBeGreaterThan(100_000);

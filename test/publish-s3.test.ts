@@ -12,7 +12,7 @@ import { openDb } from '../src/db/index.js';
 import { COPY_FROM_BYTES, type PublishSummary } from '../src/publish/index.js';
 import { runCli, startCli } from './helpers/cli.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
-import { tempDir } from './helpers/feeds.js';
+import { ramTempBase, tempDir } from './helpers/feeds.js';
 import { ReferenceChecker } from './helpers/publish-checker.js';
 import { NO_FAULTS, S3RVER_CREDENTIALS, startFaultProxy, startS3rver, type FaultProxy, type S3Server } from './helpers/s3.js';
 import { copyFeedDir, snapshotTempDir } from './helpers/snapshot.js';
@@ -25,6 +25,8 @@ let s3: S3Server;
 let proxy: FaultProxy;
 let client: S3Client;
 let work: string;
+/** The database (on the RAM disk when there is one, as the snapshot directory). */
+let database: string;
 let feeds: string;
 let out: string;
 let t0: number;
@@ -36,7 +38,7 @@ function configFile(prefix: string, extra: Record<string, unknown> = {}): string
   const file = path.join(work, `config-${prefix.replace(/\W/g, '')}.json`);
   const config = {
     sources: [{ name: 'demo', url: feeds }],
-    database: path.join(work, 'small.sqlite'),
+    database,
     out,
     ingest: { workers: 1 },
     publish: {
@@ -165,13 +167,15 @@ beforeAll(async () => {
   work = tempDir('publish-s3-');
   feeds = path.join(work, 'feeds');
   copyFeedDir(smallDemo().feeds, feeds);
-  fs.copyFileSync(copyOfSmallDemoDb().path, path.join(work, 'small.sqlite'));
+  database = copyOfSmallDemoDb().path;
   // The fixture's database names the directory it was generated in: point it at the copy.
-  const db = openDb(path.join(work, 'small.sqlite'));
+  const db = openDb(database);
   db.prepare('UPDATE sources SET url = ?').run(feeds);
   db.close();
   out = snapshotTempDir('publish-s3-out-');
-  s3 = await startS3rver([BUCKET]);
+  // s3rver keeps each object in files of its own: on the RAM disk when there is one with room to spare,
+  // as test/edge-lambda.test.ts does (the demo's 29,000 objects are written to it several times here).
+  s3 = await startS3rver([BUCKET], ramTempBase());
   proxy = await startFaultProxy(s3.endpoint, BUCKET, 7);
   client = new S3Client({
     region: 'us-east-1',

@@ -2,7 +2,6 @@
 // Synthetic snapshots (written by the real renderer parts) published to a real directory target, many
 // versions per property run; the S3 protocol end to end is in test/publish-s3.test.ts.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,9 +11,11 @@ import { COPY_FROM_BYTES, runPublish } from '../src/publish/index.js';
 import { DirectoryTarget } from '../src/publish/directory.js';
 import { STATE_PATH, type PublishState } from '../src/publish/ledger.js';
 import { RecordingTarget, ReferenceChecker, type WriteOp } from './helpers/publish-checker.js';
+import { ramTempBase } from './helpers/feeds.js';
 import { listFiles, renderSynthetic, type SyntheticVersion } from './helpers/synthetic-snapshot.js';
 
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'publish-test-'));
+// On the RAM disk when there is one: every version published here is hundreds of files.
+const root = fs.mkdtempSync(path.join(ramTempBase(), 'publish-test-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 let dirs = 0;
 const newDir = () => path.join(root, `d${dirs++}`);

@@ -12,6 +12,8 @@ import { copyFeedDir, snapshotTempDir } from './helpers/snapshot.js';
 import { listFiles } from './helpers/synthetic-snapshot.js';
 
 let work: string;
+/** The database: on the RAM disk when there is one, as the snapshot directories. */
+let db: string;
 let config: string;
 let out: string;
 let pub: string;
@@ -22,8 +24,7 @@ beforeAll(() => {
   work = tempDir('run-');
   const feeds = path.join(work, 'feeds');
   copyFeedDir(smallDemo().feeds, feeds);
-  const db = path.join(work, 'small.sqlite');
-  fs.copyFileSync(copyOfSmallDemoDb().path, db);
+  db = copyOfSmallDemoDb().path;
   const d = openDb(db);
   d.prepare('UPDATE sources SET url = ?').run(feeds);
   d.close();
@@ -81,7 +82,7 @@ describe('run', () => {
 
   it('a second run exits at once with exit code 4 naming the first; a lock left by a killed run is taken over', async () => {
     const first = startCli(['run', '--config', config, '--now', at(15), '--json']);
-    const holder = path.join(work, 'small.sqlite.lock.json');
+    const holder = `${db}.lock.json`;
     await until(holder);
     const t0 = Date.now();
     const second = await runCli(['run', '--config', config, '--now', at(15), '--json']);
@@ -101,7 +102,7 @@ describe('run', () => {
 
   it('two builds on one database: the second exits with code 4 and a clear message, the first finishes', async () => {
     const a = startCli(['build', '--config', config, '--now', at(30)]);
-    await until(path.join(work, 'small.sqlite.lock.json'));
+    await until(`${db}.lock.json`);
     const b = await runCli(['build', '--config', config, '--now', at(30)]);
     expect(b.code).toBe(4);
     expect(b.stderr).toMatch(/^peppol-snapshot: .*small\.sqlite\.lock is held by peppol-snapshot build \(pid \d+/m);
@@ -118,7 +119,7 @@ describe('run', () => {
     // run has ended; its writer works on, holding the staging directory's lock and neither of run's.
     const holder = JSON.parse(fs.readFileSync(`${staging}.lock.json`, 'utf8')) as { pid: number; command: string };
     expect(holder.command).toBe('peppol-snapshot bulk writer');
-    expect(fs.existsSync(path.join(work, 'small.sqlite.lock.json'))).toBe(false);
+    expect(fs.existsSync(`${db}.lock.json`)).toBe(false);
     expect(fs.existsSync(`${out}.lock.json`)).toBe(false);
     process.kill(holder.pid, 'SIGSTOP'); // still writing, whatever the machine's speed
     try {

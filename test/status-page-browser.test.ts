@@ -13,12 +13,9 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/index.js';
-import { runBuild } from '../src/render/build.js';
-import { testConfig } from './helpers/config.js';
 import { startServe, type Served } from './helpers/cli.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { builtSmallDemo, copyOfDb } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
-import { snapshotTempDir } from './helpers/snapshot.js';
 
 /** Debian's chromium on PATH (.ci/run installs it). */
 function chromiumPath(): string {
@@ -39,10 +36,10 @@ let browser: Browser;
 const shots = process.env.STATUS_SCREENSHOT_DIR ?? tempDir('status-screens-');
 
 beforeAll(async () => {
-  const copy = copyOfSmallDemoDb();
-  const out = snapshotTempDir('status-browser-');
-  runBuild({ config: testConfig(), dbPath: copy.path, outDir: out, nowMs: Date.parse(smallDemo().now) });
-  db = copy.open();
+  // The small demo built once per run (test/helpers/demo-fixture.ts), served in place; its database copied.
+  const built = await builtSmallDemo();
+  const out = built.out;
+  db = copyOfDb(built.db).open();
   const config = path.join(tempDir('status-config-'), 'config.json');
   fs.writeFileSync(config, '{}\n');
   server = await startServe(['--config', config, '--out', out, '--host', '127.0.0.1', '--port', '0', '--rate-limit', '60/60', '--access', 'open', '--health-max-age', '3153600000']);

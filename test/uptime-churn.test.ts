@@ -9,12 +9,11 @@ import { RESOLUTIONS } from '../src/api/schemas/index.js';
 import type { Db } from '../src/db/index.js';
 import { ROLLUP_TABLES, type Resolution } from '../src/derive/hosts/rollup.js';
 import { dayStart, HOUR, hourStart, monthStart } from '../src/derive/hosts/time.js';
-import { runDerive } from '../src/derive/index.js';
 import type { ListRoot } from '../src/edge/list-format.js';
 import { RenderContext } from '../src/render/context.js';
 import { HOSTS_RENDERERS } from '../src/render/routes/hosts.js';
 import { DirectorySink } from '../src/render/sink.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
+import { copyOfDb, derivedSmallDemo, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
 import { readStoredJson } from '../src/render/stored.js';
 
@@ -26,9 +25,9 @@ let nowMs: number;
 let host: { id: number; hostname: string };
 let out: string;
 
-beforeAll(() => {
-  db = copyOfSmallDemoDb().open();
-  runDerive(db);
+beforeAll(async () => {
+  // The small demo derived once per run (test/helpers/demo-fixture.ts), copied.
+  db = copyOfDb((await derivedSmallDemo()).db).open();
   nowMs = Date.parse(smallDemo().now);
   // The probed host with the most hourly buckets; the others leave the table, so that the family's
   // renderer renders this one host.

@@ -18,7 +18,6 @@ import { getMeta, setMeta, type Db } from '../src/db/index.js';
 import { startRecording, stopRecording } from '../src/derive/changes.js';
 import { ROLLUP_TABLES, type Resolution } from '../src/derive/hosts/rollup.js';
 import { dayStart, HOUR, hourStart, monthStart } from '../src/derive/hosts/time.js';
-import { runDerive } from '../src/derive/index.js';
 import { jsonBody } from '../src/api/json.js';
 import { runBuild, type BuildSummary } from '../src/render/build.js';
 import { RenderContext, type UptimeReport } from '../src/render/context.js';
@@ -26,8 +25,8 @@ import { HOSTS_RENDERERS } from '../src/render/routes/hosts.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { statePath } from '../src/render/state.js';
 import { testConfig } from './helpers/config.js';
-import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
-import { tempDir } from './helpers/feeds.js';
+import { builtSmallDemo, copyOfDb, copyOfSnapshot, smallDemo, type BuiltDemo } from './helpers/demo-fixture.js';
+import { ramTempDir } from './helpers/feeds.js';
 import { tree } from './helpers/tree.js';
 import { decodeStored, readStoredJson } from '../src/render/stored.js';
 
@@ -42,6 +41,8 @@ let config: Config;
 let work: string;
 let hosts: Array<{ id: number; hostname: string }>;
 let t0: number;
+/** The first build of the small demo at t0 (shared, test/helpers/demo-fixture.ts): its tree, state and summary. */
+let built: BuiltDemo;
 
 /** Every uptime file of a tree (list roots, chunks they reach, the exact first pages): path -> bytes. */
 function uptimeFiles(dir: string): Map<string, Buffer> {
@@ -132,7 +133,7 @@ function fullBuild(dir: string, nowMs: number): BuildSummary {
 
 /** The uptime files of a full render (the route alone, no kept lists) at `nowMs` into a fresh directory. */
 function fullUptime(nowMs: number): Map<string, Buffer> {
-  const dir = tempDir('uptime-incremental-full-');
+  const dir = ramTempDir('uptime-incremental-full-');
   const sink = new DirectorySink(dir);
   const ctx = new RenderContext(db, nowMs, sink, { chunkMaxItems: config.render.chunk_max_items, chunkMaxBytes: config.render.chunk_max_bytes }, jsonBody);
   db.exec('BEGIN');
@@ -166,15 +167,17 @@ function sameTreeAsFull(out: string, nowMs: number, label: string): void {
 
 const swapRole = (hostId: number): void => void db.prepare("UPDATE hosts SET role = CASE role WHEN 'AP' THEN 'SMP' ELSE 'AP' END WHERE id = ?").run(hostId);
 
-beforeAll(() => {
-  const copy = copyOfSmallDemoDb();
+beforeAll(async () => {
+  // The small demo's first build (testConfig() at its now, as `build` below builds), made once per run
+  // (test/helpers/demo-fixture.ts): its database copied here, its tree and state by the first test.
+  built = await builtSmallDemo();
+  const copy = copyOfDb(built.db);
   dbPath = copy.path;
   db = copy.open();
-  runDerive(db);
   // Bulk downloads off: written once per UTC day, they are not a function of the clock of every build
   // (test/bulk.test.ts, docs/bulk.md "Incremental and full builds").
   config = testConfig();
-  work = tempDir('uptime-incremental-');
+  work = ramTempDir('uptime-incremental-');
   t0 = Date.parse(smallDemo().now);
   hosts = db.prepare('SELECT id, hostname FROM hosts WHERE role IS NOT NULL ORDER BY id').all() as Array<{ id: number; hostname: string }>;
 }, 120_000);
@@ -190,8 +193,9 @@ describe('uptime lists patched by an incremental build', () => {
   let few: Array<{ id: number; hostname: string }>;
 
   it('probe cycles patch the lists, read few rows and give the files of a full build', () => {
-    out = path.join(work, 'out');
-    const first = build(out, t0);
+    // The first build: a full one into an empty directory (the shared one, copied with its state).
+    out = copyOfSnapshot(built.out, 'uptime-incremental-out-');
+    const first = built.summary;
     expect(first.render.mode).toBe('full');
     expect(first.render.uptime).toMatchObject({ full_reason: 'a full build', lists_patched: 0, chunks_kept: 0 });
     fullRows = first.render.uptime!.rows_read;

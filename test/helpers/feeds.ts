@@ -1,6 +1,6 @@
 // Test helpers: write feed sources (feeds.json + segments) and make valid records of every kind.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -25,6 +25,33 @@ export function removeWithSiblings(d: string): void {
 /** A new temporary directory, removed after the test file's tests (with a state or lock beside it). */
 export function tempDir(prefix = 'peppol-test-'): string {
   const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
+}
+
+/**
+ * Where large temporary trees go: the RAM disk (/dev/shm) when there is one with room to spare, else
+ * the ordinary temporary directory. Writing, copying and above all deleting a built snapshot (tens of
+ * thousands of small files) or a SQLite database that is written to costs several times more on a real
+ * disk (test/global-setup.ts picks its directory the same way).
+ */
+export function ramTempBase(): string {
+  try {
+    const st = statfsSync('/dev/shm');
+    if (st.bavail * st.bsize > 4 * 1024 ** 3) return '/dev/shm';
+  } catch {
+    // no /dev/shm: the ordinary temporary directory
+  }
+  return tmpdir();
+}
+
+/**
+ * A new temporary directory under ramTempBase(), removed after the test file's tests (with a state or
+ * lock beside it). Not for copies of feed directories: their segments are hard-linked from the fixture
+ * (test/helpers/snapshot.ts copyFeedDir), which needs the same file system.
+ */
+export function ramTempDir(prefix = 'peppol-test-'): string {
+  const d = mkdtempSync(join(ramTempBase(), prefix));
   made.push(d);
   return d;
 }

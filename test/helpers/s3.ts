@@ -26,8 +26,9 @@ const OBJECT_SUFFIX = '._S3rver_object';
 /** Credentials s3rver accepts; the tests put them in the environment (the SDK's default chain). */
 export const S3RVER_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_REGION: 'us-east-1' };
 
-export async function startS3rver(buckets: string[]): Promise<S3Server> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 's3rver-'));
+/** `base`: where its storage directory goes (default the temporary directory). */
+export async function startS3rver(buckets: string[], base: string = os.tmpdir()): Promise<S3Server> {
+  const dir = fs.mkdtempSync(path.join(base, 's3rver-'));
   const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: buckets.map((name) => ({ name })) });
   const info = await server.run();
   return {

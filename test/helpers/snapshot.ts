@@ -2,9 +2,7 @@
 // answers for a request URL, exactly as the edge shim must answer it, and a cheap copy of a feed
 // directory.
 import fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll } from 'vitest';
 import { jsonText } from '../../src/api/json.js';
 import { PROBLEM_CONTENT_TYPE } from '../../src/api/problems.js';
 import { isDataRoute } from '../../src/api/handlers.js';
@@ -14,13 +12,7 @@ import { matchRoute } from '../../src/api/routes/match.js';
 import { parseRequest } from '../../src/api/routes/request.js';
 import type { AnyRoute } from '../../src/api/routes/types.js';
 import type { Db } from '../../src/db/index.js';
-import { removeWithSiblings } from './feeds.js';
-
-const made: string[] = [];
-afterAll(() => {
-  // with the state and the lock a build or publish left beside it
-  for (const d of made.splice(0)) removeWithSiblings(d);
-});
+import { ramTempDir } from './feeds.js';
 
 /**
  * A new temporary directory for a built snapshot (tens of thousands of small files), removed after the
@@ -28,16 +20,7 @@ afterAll(() => {
  * all deleting that many files on a real disk costs more than the test itself.
  */
 export function snapshotTempDir(prefix: string): string {
-  let base = tmpdir();
-  try {
-    const st = fs.statfsSync('/dev/shm');
-    if (st.bavail * st.bsize > 4 * 1024 ** 3) base = '/dev/shm';
-  } catch {
-    // no /dev/shm: the ordinary temporary directory
-  }
-  const d = fs.mkdtempSync(path.join(base, prefix));
-  made.push(d);
-  return d;
+  return ramTempDir(prefix);
 }
 
 export interface OracleAnswer {
