@@ -18,7 +18,7 @@ import { ROUTES } from '../api/routes/table.js';
 import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
 import { encodeSegment, storedEncoding } from '../api/paths.js';
 import type { StoredAnomaly, StoredEvent } from '../api/events/feed.js';
-import { expandParticipant, isTrigramCounts, LIST_ROUTE, trigramCountsOf, trigramPartition, TRIGRAMS_FORMAT, TRIGRAMS_PATH, type StoredParticipant } from '../api/participants/plan.js';
+import { expandParticipant, isTrigramCounts, LIST_ROUTE, trigramCountsOf, trigramOf, TRIGRAMS_FORMAT, TRIGRAMS_PATH, type StoredParticipant } from '../api/participants/plan.js';
 import type { ChurnParticipantRow } from '../api/providers/views.js';
 import { expandUptime, type UptimeTuple } from '../api/hosts/views.js';
 import type { SortKey } from '../api/sort-keys.js';
@@ -254,7 +254,8 @@ export function verifySnapshot(outDir: string): VerifySummary {
     const items = route ? itemSchema(route.response) : null;
     const view = STORED_ITEM_VIEWS[routeId] ?? ((s: unknown) => s);
     const root = json(rootPath) as ListRoot;
-    if (routeId === LIST_ROUTE && partition.length === 2 && partition[0] === trigramPartition('')[0]) trigramRoots.set(partition[1]!, root.count);
+    const trigram = routeId === LIST_ROUTE ? trigramOf(partition) : null;
+    if (trigram !== null) trigramRoots.set(trigram, root.count);
     let keyOf: KeyOf | null = null;
     try {
       keyOf = keyOfRoot(root);

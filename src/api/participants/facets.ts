@@ -176,6 +176,15 @@ export function cubeCounts(cube: FacetCube, accepts: Partial<Record<FacetDimensi
   return counter;
 }
 
+/** The number of participants whose facet values pass `accepts` (cubeCounts' total, without its facets). */
+export function cubeTotal(cube: FacetCube, accepts: Partial<Record<FacetDimension, readonly string[]>>): number {
+  const passes = cellFilter(cube, accepts);
+  const { cells } = cube;
+  let total = 0;
+  for (let c = 0; c < cells.length; c += CUBE_STRIDE) if (passes(c)) total += cells[c + FACET_DIMENSIONS.length]!;
+  return total;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Facet vectors: the cube summed per facet value
 

@@ -192,7 +192,10 @@ export const PARTICIPANT_KEYS = {
 } as const;
 
 /** Trigram posting list: participants whose folded name contains the trigram, in the default order (read backward for first_seen.asc). */
-export const trigramPartition = (trigram: string): string[] => ['_names', trigram];
+const TRIGRAMS_PARTITION = '_names';
+export const trigramPartition = (trigram: string): string[] => [TRIGRAMS_PARTITION, trigram];
+/** The trigram of a trigram list's partition (the inverse of trigramPartition); null for any other list. */
+export const trigramOf = (partition: readonly string[]): string | null => (partition.length === 2 && partition[0] === TRIGRAMS_PARTITION ? partition[1]! : null);
 
 /**
  * The sizes of every trigram list, in one file: a name search of three trigrams or more reads it and

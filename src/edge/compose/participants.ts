@@ -7,7 +7,7 @@ import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
-import { CUBE_PATH, cellRuns, cubeCounts, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
+import { CUBE_PATH, cellRuns, cubeCounts, cubeTotal, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, firstTrue, ListReader, scanReverse, SnapshotFormatError, type ScanOptions } from '../list-reader.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
@@ -306,7 +306,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const openValue = async (v: string): Promise<ListReader | null> => (await src.list(LIST_ROUTE, postingPartition(d, v, sort))) ?? (sort === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, postingPartition(d, v)));
     const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
     postingLists.set(d, open);
-    if (cube !== null) postingTotals.set(d, cubeCounts(cube, { [d]: values }).total);
+    if (cube !== null) postingTotals.set(d, cubeTotal(cube, { [d]: values }));
     else if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, sumCounts((await mainOf()).root.counts?.[d], values));
     else postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
   }
@@ -445,7 +445,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       if (matches.length > 0) counter.label({ scheme: (await src.json<Record<string, string>>(SCHEME_LABELS_PATH)) ?? {} });
     } else counter = filterCounter ?? (await cubeCounter(p, src, memo));
     // Every participant: the main list's count, or the cube's when the page has it and not the main list.
-    meta = listMeta(p, mainList === undefined && cube !== null ? cubeCounts(cube, {}).total : (await mainOf()).root.count, mode, counter);
+    meta = listMeta(p, mainList === undefined && cube !== null ? cubeTotal(cube, {}) : (await mainOf()).root.count, mode, counter);
   }
   return ok(listPage(p.sort, items, nextKey, meta));
 };

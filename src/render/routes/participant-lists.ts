@@ -29,6 +29,7 @@ import {
   postingPartition,
   storeParticipant,
   trigramCountsOf,
+  trigramOf,
   trigramPartition,
   trigramsOf,
   isTrigramCounts,
@@ -132,9 +133,6 @@ function orderedPostingsOf(item: ParticipantListItem): Array<{ partition: string
   }
   return out;
 }
-
-/** The first field of a trigram list's partition (plan.ts trigramPartition). */
-const TRIGRAM_PARTITION_HEAD = trigramPartition('')[0];
 
 /** The name trigram lists an item is in, by trigram (none without a name). */
 const nameTrigramsOf = (item: ParticipantListItem): string[] => (item.name === null ? [] : trigramsOf(foldName(item.name)));
@@ -459,7 +457,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   for (const [root, c] of lists) {
     const ops = [...c.ops.values()].sort((a, b) => compareKeys(a.key, b.key, c.dirs));
     const opts = ctx.listOptions(c.dirs, c.facetFields, c.layout);
-    const trigram = c.partition[0] === TRIGRAM_PARTITION_HEAD ? c.partition[1]! : null;
+    const trigram = trigramOf(c.partition);
     if (!store.has(root)) {
       // A list the previous build did not have (a new country, trigram, ...).
       const puts = ops.filter((o) => o.json !== undefined);
