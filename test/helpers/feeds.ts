@@ -14,12 +14,14 @@ afterAll(() => {
 
 /**
  * Removes a temporary directory and what a build or publish leaves beside a directory it writes: the
- * render state (`<out>.state.sqlite` and its journal files, src/render/state.ts) and the lock
- * (src/util/lock.ts).
+ * render state (`<out>.state.sqlite` and its journal files, src/render/state.ts), the lock
+ * (src/util/lock.ts), and the bulk writer's staging directory and its lock (src/bulk/).
  */
 export function removeWithSiblings(d: string): void {
   rmSync(d, { recursive: true, force: true });
-  for (const suffix of ['.state.sqlite', '.state.sqlite-wal', '.state.sqlite-shm', '.state.sqlite-journal', '.lock', '.lock.json']) rmSync(`${d}${suffix}`, { force: true });
+  for (const suffix of ['.state.sqlite', '.state.sqlite-wal', '.state.sqlite-shm', '.state.sqlite-journal', '.lock', '.lock.json', '.bulk-staging', '.bulk-staging.lock', '.bulk-staging.lock.json']) {
+    rmSync(`${d}${suffix}`, { recursive: true, force: true });
+  }
 }
 
 /** A new temporary directory, removed after the test file's tests (with a state or lock beside it). */
