@@ -1,7 +1,7 @@
 // Readers of the participants and stats steps' tables. They return objects with exactly the spec's
 // field names in the spec's order, `T|null` keys always present, instants as isoTime(). Lists are
 // generators in their published order, each item with its keyset sort key; the API layer pages them.
-import { iterating, statement } from '../../db/statements.js';
+import { iterating, rawStatement, rowObjects, statement } from '../../db/statements.js';
 import type { Db } from '../../db/index.js';
 import { organisationFromSubject } from '../../feeds/ids.js';
 import type { EventType } from '../events.js';
@@ -341,20 +341,20 @@ export function participantRowsOf(db: Db, ids: readonly number[], take: number, 
   const where = dense ? 'participant_id BETWEEN ? AND ?' : 'participant_id IN (SELECT value FROM json_each(?))';
   const args = dense ? [lo, hi] : [JSON.stringify(ids)];
   const wanted = dense ? new Set(ids) : null;
-  for (const r of statement(db, `SELECT * FROM participant_list WHERE ${where}`).iterate(...args) as IterableIterator<ListDbRow>) {
+  for (const r of rowObjects<ListDbRow>(rawStatement(db, `SELECT * FROM participant_list WHERE ${where}`), ...args)) {
     if (wanted === null || wanted.has(r.participant_id)) out.set(r.participant_id, { view: viewOfRow(db, r, providers), history: [], events: [] });
   }
-  const history = statement(
+  const history = rawStatement(
     db,
     `SELECT participant_id, valid_from, fact, valid_to, flag, name, country, registration_date, hostname FROM participant_history
      WHERE ${where} ORDER BY participant_id, valid_from DESC, fact ASC`,
   );
-  for (const r of history.iterate(...args) as IterableIterator<HistoryDbRow & { participant_id: number }>) {
+  for (const r of rowObjects<HistoryDbRow & { participant_id: number }>(history, ...args)) {
     const p = out.get(r.participant_id);
     if (p !== undefined && p.history.length < take) p.history.push(historyOfRow(r));
   }
-  const events = statement(db, `SELECT participant_id, id, type, observed_at, payload FROM events WHERE ${where} ORDER BY participant_id, observed_at DESC, id DESC`);
-  for (const r of events.iterate(...args) as IterableIterator<EventDbRow & { participant_id: number }>) {
+  const events = rawStatement(db, `SELECT participant_id, id, type, observed_at, payload FROM events WHERE ${where} ORDER BY participant_id, observed_at DESC, id DESC`);
+  for (const r of rowObjects<EventDbRow & { participant_id: number }>(events, ...args)) {
     const p = out.get(r.participant_id);
     if (p !== undefined && p.events.length < take) p.events.push(eventOfRow(r));
   }

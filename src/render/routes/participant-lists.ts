@@ -47,6 +47,7 @@ import type { ListRoot } from '../../edge/list-format.js';
 import { keyOfRoot, withKeys } from '../../edge/derived-keys.js';
 import type { RenderContext } from '../context.js';
 import { level0Of, patchList, type PatchOp } from '../list-patch.js';
+import { rowObjects } from '../../db/statements.js';
 import { pendingOf, type ListWriterOptions, type Pending } from '../lists.js';
 
 /** Root paths of every participant list start with this. */
@@ -248,7 +249,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     const dirs = orderDirs(order);
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, inOrder(MAIN_LAYOUT, sort), true);
     const postings = new PostingWriters(ctx, dirs, sort);
-    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`).iterate() as IterableIterator<ListRow>) {
+    for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`))) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
       w.addPending(withFacets);
@@ -272,7 +273,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, inOrder(MAIN_LAYOUT, DEFAULT_SORT), true);
     const postings = new PostingWriters(ctx, dfltDirs, DEFAULT_SORT);
     const trigrams = new Map<string, Writer>();
-    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`).iterate() as IterableIterator<ListRow>) {
+    for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`))) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(dflt, item), facetsOf(item));
       main.addPending(withFacets);
@@ -303,7 +304,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   // The identifier index: [value, id] ascending (rule 1 of the participant list).
   {
     const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS, undefined, derivedKeys(LAYOUT, PARTICIPANT_KEYS.ids), true);
-    for (const r of db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY value, pid`).iterate() as IterableIterator<ListRow>) {
+    for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY value, pid`))) {
       w.add(storeParticipant(listItemOf(r, seatNames)), [r.value, r.pid]);
     }
     w.finish();
@@ -315,7 +316,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     const w = ctx.list(LIST_ROUTE, CELLS_PARTITION, CELLS_DIRS, undefined, derivedKeys(LAYOUT, PARTICIPANT_KEYS.cells), true);
     let prev: SortKey | null = null;
     const sql = `SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY coalesce(country, ''), scheme, registered, provenance, coalesce(smp, ''), coalesce(ap_seat_id, ''), first_seen_at DESC, pid DESC`;
-    for (const r of db.prepare(sql).iterate() as IterableIterator<ListRow>) {
+    for (const r of rowObjects<ListRow>(db.prepare(sql))) {
       const item = listItemOf(r, seatNames);
       const key = cellKey(item);
       if (prev !== null && compareKeys(prev, key, CELLS_DIRS) >= 0) throw new Error(`cell list out of order at ${JSON.stringify(key)}`);
@@ -340,7 +341,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
       const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
       const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
-      lists += writeGroupedLists(ctx, db.prepare(sql).iterate() as IterableIterator<ListRow & { group: string }>, trigramPartition, seatNames);
+      lists += writeGroupedLists(ctx, rowObjects<ListRow & { group: string }>(db.prepare(sql)), trigramPartition, seatNames);
     } finally {
       db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
     }
