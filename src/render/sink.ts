@@ -116,6 +116,9 @@ export class DirectorySink implements FileSink {
     // A content-addressed file already on disk (not in a directory that was empty: nothing is).
     const onDisk = cacheClass === 'immutable' && !this.fresh ? this.putKept(rel, content, contentType, was) : 'absent';
     if (onDisk === 'kept') return;
+    // In a directory that was empty, a content-addressed file this sink has put is on disk already
+    // (same name, same bytes): recorded for this unit too, not written again (no stat per file).
+    const written = this.fresh && cacheClass === 'immutable' && this.has(rel);
     const body = encodeStored(rel, content);
     const sha = createHash('sha256').update(body).digest('hex');
     this.record(rel, sha, body.length, contentType, cacheClass);
@@ -125,7 +128,7 @@ export class DirectorySink implements FileSink {
       if (was !== sha) this.touch!.run(rel);
       else if (cacheClass !== 'immutable') return;
     }
-    this.write(rel, body, cacheClass, true, onDisk === 'spoiled');
+    if (!written) this.write(rel, body, cacheClass, true, onDisk === 'spoiled');
   }
 
   /**
@@ -222,8 +225,10 @@ export class DirectorySink implements FileSink {
     if (!listed) this.unlisted.add(rel);
     const abs = path.join(this.outDir, rel);
     if (cacheClass === 'immutable') {
-      // Same name, same bytes; unless put found other bytes under the name (spoiled).
-      if (!spoiled && fs.existsSync(abs)) return;
+      // Same name, same bytes; unless put found other bytes under the name (spoiled). In a directory
+      // that was empty, only this build's threads write: put knows this sink's own, and a file both
+      // threads write is renamed into place whole by each.
+      if (!spoiled && !this.fresh && fs.existsSync(abs)) return;
     } else if (!this.fresh) {
       try {
         const old = fs.readFileSync(abs);
