@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DirectorySink, FILES_DDL } from '../src/render/sink.js';
-import { encodeStored, fittingWindowBits, STORED_GZIP_LEVEL } from '../src/render/stored.js';
+import { CHUNK_GZIP_LEVEL, encodeStored, fittingWindowBits, STORED_GZIP_LEVEL } from '../src/render/stored.js';
 import { snapshotTempDir } from './helpers/snapshot.js';
 
 /** JSON-like text with repeats (what the snapshot stores), from a few bytes to past 32 KiB. */
@@ -21,9 +21,12 @@ describe('stored encoding', () => {
   it('gzips to the bytes of the default window, whatever the body length', () => {
     fc.assert(
       fc.property(body, (b) => {
-        const stored = encodeStored('c/00/0000.json', b);
-        expect(Buffer.from(stored).equals(gzipSync(b, { level: STORED_GZIP_LEVEL }))).toBe(true);
-        expect(gunzipSync(stored).equals(b)).toBe(true);
+        // A chunk (content-addressed) and a list root: each at its level.
+        for (const [rel, level] of [['c/00/0000.json', CHUNK_GZIP_LEVEL], ['i/participants.list/_5fids.json', STORED_GZIP_LEVEL]] as const) {
+          const stored = encodeStored(rel, b);
+          expect(Buffer.from(stored).equals(gzipSync(b, { level })), rel).toBe(true);
+          expect(gunzipSync(stored).equals(b), rel).toBe(true);
+        }
       }),
       { numRuns: 300 },
     );

@@ -10,10 +10,24 @@ import { isGzip } from '../edge/stored.js';
 export { isGzip };
 
 /**
- * zlib level of stored files: 5.7 times smaller than JSON for list chunks at `peppol`, at 180 MB/s on
- * this machine (level 6: 5.9 times, 105 MB/s; level 1: 5.2 times, 240 MB/s; docs/benchmarks.md).
+ * zlib level of stored files that have a path of their own (participant records, list roots, facet
+ * files): 5.7 times smaller than JSON for list chunks at `peppol`, at 180 MB/s on the machine of the
+ * first measurement (level 6: 5.9 times, 105 MB/s; level 1: 5.2 times, 240 MB/s; docs/benchmarks.md).
+ * A level change rewrites each such file once, in the first build after it.
  */
 export const STORED_GZIP_LEVEL = 4;
+
+/**
+ * zlib level of content-addressed files (`c/`: list chunks and index nodes). A first build at `peppol`
+ * gzips about 13 GB of chunks' JSON, a fifth of its render's CPU: level 1 takes 30% less time for 7%
+ * more bytes (docs/benchmarks.md "Chunks at zlib level 1"). A chunk's name is the hash of its content,
+ * not of its bytes, and a chunk already on disk is kept as it is (src/render/sink.ts putKept): the
+ * change rewrites no file of an existing snapshot, and the chunks written since are level 1.
+ */
+export const CHUNK_GZIP_LEVEL = 1;
+
+/** The zlib level a stored file is written at (CHUNK_GZIP_LEVEL for content-addressed files). */
+export const storedGzipLevel = (rel: string): number => (rel.startsWith('c/') ? CHUNK_GZIP_LEVEL : STORED_GZIP_LEVEL);
 
 /**
  * The smallest deflate window (windowBits) that holds the whole body: zlib sets up, and clears, a
@@ -30,7 +44,7 @@ export function fittingWindowBits(bytes: number): number {
 
 /** The bytes a file is stored as: gzip for the paths storedEncoding names, else the body itself. */
 export function encodeStored(rel: string, body: Uint8Array): Uint8Array {
-  return storedEncoding(rel) === 'gzip' ? gzipSync(body, { level: STORED_GZIP_LEVEL, windowBits: fittingWindowBits(body.length) }) : body;
+  return storedEncoding(rel) === 'gzip' ? gzipSync(body, { level: storedGzipLevel(rel), windowBits: fittingWindowBits(body.length) }) : body;
 }
 
 /** A stored file's content: gzip decoded, anything else as it is. */
