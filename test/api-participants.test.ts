@@ -867,3 +867,130 @@ describe('stats.participants', () => {
     expect(b.facets.registered.reduce((n, x) => n + x.count, 0)).toBe(S.pids.length);
   });
 });
+
+describe('participants.list: a country in a country order', () => {
+  // A copy of the demo with many more participants in another country: the country filtered on is a
+  // small part of the main list, as most countries are at `peppol`, where the small demo has few.
+  let big: Db;
+  let dir: string;
+  const COUNTRY = 'BE';
+  const OTHER = 'NO';
+  const SCHEME = '0192';
+  let smp: string;
+  beforeAll(() => {
+    big = copyOfSmallDemoDb().open();
+    runDerive(big, { only: ['providers', 'participants', 'stats'] });
+    const maxId = big.prepare('SELECT max(participant_id) FROM participant_list').pluck().get() as number;
+    const t0 = big.prepare('SELECT min(first_seen_at) FROM participant_list').pluck().get() as number;
+    smp = big.prepare('SELECT smp FROM participant_list WHERE country = ? AND smp IS NOT NULL GROUP BY smp ORDER BY count(*) DESC, smp LIMIT 1').pluck().get(COUNTRY) as string;
+    const ins = big.prepare(
+      `INSERT INTO participant_list (participant_id, pid, scheme, value, name, country, has_card, registered, smp, ap_seat_id, provenance, first_seen_at, last_seen_at)
+       VALUES (?, ?, ?, ?, ?, ?, 1, 1, ?, NULL, 'directory', ?, ?)`,
+    );
+    big.transaction(() => {
+      // 20,000 in the other country, registered with the country's most common SMP; 150 in the country
+      // under a scheme of the other country's, spread along the country's names.
+      for (let i = 1; i <= 20_000; i++) ins.run(maxId + i, `${SCHEME}::9${String(i).padStart(8, '0')}`, SCHEME, `9${String(i).padStart(8, '0')}`, `Synthetic ${i} AS`, OTHER, smp, t0 + i * 1000, t0 + i * 1000);
+      for (let i = 1; i <= 150; i++) {
+        const value = `8${String(i).padStart(8, '0')}`;
+        ins.run(maxId + 20_000 + i, `${SCHEME}::${value}`, SCHEME, value, `${String.fromCharCode(65 + (i % 26))}ynthetic ${i} BV`, COUNTRY, null, t0 + i * 997, t0 + i * 997);
+      }
+    })();
+    dir = tempDir('participants-country-');
+    const sink = new DirectorySink(dir);
+    const ctx = new RenderContext(big, nowMs, sink, { chunkMaxItems: 1000, chunkMaxBytes: 65_536 }, jsonBody);
+    participantRenderers()['participants.list']!(ctx);
+    sink.close();
+  }, 180_000);
+  afterAll(() => big?.close());
+
+  /** Every page of a walk, each equal to the oracle's, with the files each read; the matches' ids in order. */
+  async function walk(query: Record<string, string>): Promise<{ ids: string[]; pages: Array<{ paths: string[]; files: number }> }> {
+    let cursor: string | undefined;
+    const ids: string[] = [];
+    const pages: Array<{ paths: string[]; files: number }> = [];
+    for (;;) {
+      const target = `/v1/participants${qs({ ...query, cursor })}`;
+      const url = new URL(target, BASE);
+      const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
+      if (!parsed.ok) throw new Error(target);
+      const paths: string[] = [];
+      const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
+      const read = async (p: string): Promise<Uint8Array | null> => {
+        paths.push(p);
+        try {
+          return new Uint8Array(fs.readFileSync(path.join(dir, p)));
+        } catch {
+          return null;
+        }
+      };
+      const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read, nowMs, stats });
+      const oracle = runQuery('participants.list', big, parsed.params as Record<string, unknown>, nowMs);
+      expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
+      pages.push({ paths, files: stats.files });
+      const body = (composed.status === 200 ? composed.body : null) as { items: Array<{ id: string }>; next_cursor: string | null };
+      ids.push(...body.items.map((i) => i.id));
+      if (body.next_cursor === null) return { ids, pages };
+      cursor = body.next_cursor;
+      expect(pages.length, target).toBeLessThan(500);
+    }
+  }
+
+  it('a posting list in a country order with a country filter is read from the country\'s range: the other countries\' chunks before it are not read', async () => {
+    for (const countries of [COUNTRY, `${COUNTRY},DK`]) {
+      const list = countries.split(',');
+      const matches = big.prepare(`SELECT count(*) FROM participant_list WHERE country IN (${list.map(() => '?').join(', ')}) AND smp = ?`).pluck().get(...list, smp) as number;
+      expect(matches).toBeGreaterThan(40);
+      for (const sort of ['country.asc', 'country.desc'] as const) {
+        const { ids, pages } = await walk({ country: countries, smp, sort, limit: '20' });
+        expect(ids.length, `${countries} ${sort}`).toBe(matches);
+        expect(pages.length, `${countries} ${sort}`).toBe(Math.ceil(matches / 20));
+        // The SMP's list holds the other country's 20,000 participants (in country.desc before these):
+        // reading on to the country would take over a hundred chunks.
+        for (const page of pages) expect(page.files, `${countries} ${sort}`).toBeLessThanOrEqual(8);
+      }
+    }
+  });
+
+  it('a filter combination with a country, in a country order, is weighed by the country\'s participants: it walks their range of the main list instead of reading the cell list\'s runs', async () => {
+    const country = big.prepare('SELECT count(*) FROM participant_list WHERE country = ?').pluck().get(COUNTRY) as number;
+    const all = big.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
+    const matches = big.prepare('SELECT count(*) FROM participant_list WHERE country = ? AND scheme = ?').pluck().get(COUNTRY, SCHEME) as number;
+    // Weighed over the whole list, the walk would look sparse enough (more than 4 chunks a page at
+    // 140 items a chunk) to read the matches' runs of the cell list; over the country's range it is not.
+    expect((21 * all) / matches / 140).toBeGreaterThan(4);
+    expect((21 * country) / matches / 140).toBeLessThanOrEqual(4);
+    const cellsList = /^i\/participants\.list\/_5fcells/;
+    for (const sort of ['country.asc', 'country.desc'] as const) {
+      let cursor: string | undefined;
+      const seen: string[] = [];
+      for (let page = 0; ; page++) {
+        const target = `/v1/participants${qs({ country: COUNTRY, scheme: SCHEME, sort, limit: '20', cursor })}`;
+        const url = new URL(target, BASE);
+        const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
+        if (!parsed.ok) throw new Error(target);
+        const paths: string[] = [];
+        const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
+        const read = async (p: string): Promise<Uint8Array | null> => {
+          paths.push(p);
+          try {
+            return new Uint8Array(fs.readFileSync(path.join(dir, p)));
+          } catch {
+            return null;
+          }
+        };
+        const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read, nowMs, stats });
+        const oracle = runQuery('participants.list', big, parsed.params as Record<string, unknown>, nowMs);
+        expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
+        expect(paths.filter((p) => cellsList.test(p)), target).toEqual([]);
+        expect(stats.files, target).toBeLessThanOrEqual(8);
+        const body = (composed.status === 200 ? composed.body : null) as { items: Array<{ id: string }>; next_cursor: string | null };
+        seen.push(...body.items.map((i) => i.id));
+        if (body.next_cursor === null) break;
+        cursor = body.next_cursor;
+        expect(page, 'a walk of 150 matches at 20 a page').toBeLessThan(8);
+      }
+      expect(seen.length, sort).toBe(matches);
+    }
+  });
+});

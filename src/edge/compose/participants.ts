@@ -267,6 +267,29 @@ async function* scanRangeReversed(list: ListReader, value: string, nullable: rea
   for await (const { key, item } of scanReverse(list, { nullable, prefix: [value], after: after === undefined ? undefined : [value, ...after], skip })) yield { key: key.slice(1), item };
 }
 
+/**
+ * A list in a country order (first key field: the country) walked for the accepted countries only: each
+ * country's range in the walk's order, from the cursor's, reached by a descent instead of reading the
+ * other countries' chunks (a posting list counts no facets per index entry to pass over them). Full keys.
+ */
+async function* scanCountries(
+  list: ListReader,
+  countries: readonly string[],
+  backward: boolean,
+  nullable: readonly boolean[],
+  after: SortKey | undefined,
+): AsyncGenerator<{ key: SortKey; item: unknown }> {
+  // The stored order's direction of the country field, turned when the list is read reversed.
+  const dir: Direction = list.root.dirs[0] === 'asc' ? (backward ? 'desc' : 'asc') : backward ? 'asc' : 'desc';
+  const ordered = [...countries].sort((a, b) => compareKeys([a], [b], [dir]));
+  for (const c of ordered) {
+    if (after !== undefined && compareKeys([c], [after[0] ?? null], [dir]) < 0) continue;
+    const rest = after !== undefined && after[0] === c ? after.slice(1) : undefined;
+    const range = backward ? scanRangeReversed(list, c, nullable, rest, undefined) : scanRange(list, c, rest, undefined);
+    for await (const { key, item } of range) yield { key: [c, ...key], item };
+  }
+}
+
 /** A list request other than the default one (its exact file answers that: src/edge/compose/index.ts). */
 const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const order: OrderSpec = listOrder(p.sort);
@@ -339,7 +362,10 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // The items a filtered walk goes through: its source list's (a name search's trigram walk is not weighed).
   // A posting list whose value is the only filter is all matches: nothing to weigh.
   const dense = plan.kind === 'walk' && plan.source === 'posting' && activeDimensions(p).length === 1;
-  const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? (await mainOf()).root.count : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
+  // A main-list walk in a country order with a country filter goes through its countries' ranges only
+  // (it passes over the other countries' index entries: mainSkip), not the whole list.
+  const countryRanges = listOrder(mainAt.sort).fields[0]?.field === 'country' ? postingTotals.get('country') : undefined;
+  const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? (countryRanges ?? (await mainOf()).root.count) : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
   const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
 
@@ -408,8 +434,12 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       const skip = source === mainList || range !== null ? mainSkip(p, filterCounter) : undefined;
       const from = source.stats.chunks;
       const nullable = nullableFields(stored);
+      // A posting list in a country order with a country filter: the accepted countries' ranges.
+      const countries = source !== mainList && range === null && listOrder(stored).fields[0]?.field === 'country' ? acceptedValues(p, 'country') : [];
       const items =
-        range !== null
+        countries.length > 0
+          ? scanCountries(source, countries, backward, nullable, p.cursor?.key)
+          : range !== null
           ? backward
             ? scanRangeReversed(source, range, nullable, p.cursor?.key, skip)
             : scanRange(source, range, p.cursor?.key, skip)
