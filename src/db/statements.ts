@@ -5,28 +5,42 @@
 // unfinished iterations).
 import type Database from 'better-sqlite3';
 
-const caches = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+type Prepare = (db: Database.Database, sql: string) => Database.Statement;
+type Cache = WeakMap<Database.Database, Map<string, Database.Statement>>;
+
+/** The statement `cache` holds for `sql` on the connection, prepared once by `prepare`. */
+function cached(cache: Cache, prepare: Prepare, db: Database.Database, sql: string): Database.Statement {
+  let m = cache.get(db);
+  if (m === undefined) cache.set(db, (m = new Map()));
+  let s = m.get(sql);
+  if (s === undefined) m.set(sql, (s = prepare(db, sql)));
+  return s;
+}
+
+/** The cached statement to iterate, or a fresh one while it is busy. */
+function idle(cache: Cache, prepare: Prepare, db: Database.Database, sql: string): Database.Statement {
+  const s = cached(cache, prepare, db, sql);
+  return s.busy ? prepare(db, sql) : s;
+}
+
+const caches: Cache = new WeakMap();
+const plain: Prepare = (db, sql) => db.prepare(sql);
 
 /** The connection's prepared statement for `sql` (prepared once). */
 export function statement(db: Database.Database, sql: string): Database.Statement {
-  let m = caches.get(db);
-  if (m === undefined) caches.set(db, (m = new Map()));
-  let s = m.get(sql);
-  if (s === undefined) m.set(sql, (s = db.prepare(sql)));
-  return s;
+  return cached(caches, plain, db, sql);
 }
 
 /** The connection's prepared statement for `sql` to iterate, or a fresh one while it is busy. */
 export function iterating(db: Database.Database, sql: string): Database.Statement {
-  const s = statement(db, sql);
-  return s.busy ? db.prepare(sql) : s;
+  return idle(caches, plain, db, sql);
 }
 
 /**
  * Iterates the rows of `stmt` as plain objects built here from its raw arrays. better-sqlite3 builds a
  * row object property by property in C++, which cost a quarter to a third more per row: measured at
  * `peppol` over the participant list's rows (ten columns) and the participants' history rows
- * (docs/benchmarks.md "Rows read as arrays"). Switches the statement to raw mode for good: give it a
+ * (docs/benchmarks.md "Rows read as arrays; chunks at zlib level 1"). Switches the statement to raw mode for good: give it a
  * statement of its own (`rawStatement`, or one prepared for this use).
  */
 export function* rowObjects<T>(stmt: Database.Statement, ...args: unknown[]): Generator<T> {
@@ -41,13 +55,10 @@ export function* rowObjects<T>(stmt: Database.Statement, ...args: unknown[]): Ge
   }
 }
 
-const rawCaches = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+const rawCaches: Cache = new WeakMap();
+const raw: Prepare = (db, sql) => db.prepare(sql).raw(true);
 
 /** The connection's prepared statement for `sql` in raw mode, for rowObjects (prepared once; a fresh one while it is busy). */
 export function rawStatement(db: Database.Database, sql: string): Database.Statement {
-  let m = rawCaches.get(db);
-  if (m === undefined) rawCaches.set(db, (m = new Map()));
-  let s = m.get(sql);
-  if (s === undefined) m.set(sql, (s = db.prepare(sql).raw(true)));
-  return s.busy ? db.prepare(sql).raw(true) : s;
+  return idle(rawCaches, raw, db, sql);
 }
