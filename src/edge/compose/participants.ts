@@ -267,6 +267,9 @@ async function* scanRangeReversed(list: ListReader, value: string, nullable: rea
   for await (const { key, item } of scanReverse(list, { nullable, prefix: [value], after: after === undefined ? undefined : [value, ...after], skip })) yield { key: key.slice(1), item };
 }
 
+/** Whether the lists stored in `sort` are ordered by country first (the country orders). */
+const byCountry = (sort: ParticipantSort): boolean => listOrder(sort).fields[0]?.field === 'country';
+
 /**
  * A list in a country order (first key field: the country) walked for the accepted countries only: each
  * country's range in the walk's order, from the cursor's, reached by a descent instead of reading the
@@ -364,7 +367,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const dense = plan.kind === 'walk' && plan.source === 'posting' && activeDimensions(p).length === 1;
   // A main-list walk in a country order with a country filter goes through its countries' ranges only
   // (it passes over the other countries' index entries: mainSkip), not the whole list.
-  const countryRanges = listOrder(mainAt.sort).fields[0]?.field === 'country' ? postingTotals.get('country') : undefined;
+  const countryRanges = byCountry(mainAt.sort) ? postingTotals.get('country') : undefined;
   const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? (countryRanges ?? (await mainOf()).root.count) : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
   const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
@@ -435,7 +438,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       const from = source.stats.chunks;
       const nullable = nullableFields(stored);
       // A posting list in a country order with a country filter: the accepted countries' ranges.
-      const countries = source !== mainList && range === null && listOrder(stored).fields[0]?.field === 'country' ? acceptedValues(p, 'country') : [];
+      const countries = source !== mainList && range === null && byCountry(stored) ? acceptedValues(p, 'country') : [];
       const items =
         countries.length > 0
           ? scanCountries(source, countries, backward, nullable, p.cursor?.key)
