@@ -324,8 +324,9 @@ function renderWith(
       // The status page, the feed and the API page: from the same database state (src/render/site/).
       progress(`render: ${SITE_RENDER}`);
       timedRender(routes, SITE_RENDER, () => renderSite(sink, { db, nowMs: opts.nowMs, baseUrl: render.base_url, openapi }));
-      // The main thread's share of the route both threads render (src/render/offload.ts).
-      if (offload !== null) {
+      // The main thread's share of the route both threads render (src/render/offload.ts; a full
+      // build's: an incremental build's worker does not render it, and the loop above did).
+      if (offload?.routes.includes(SHARED_ROUTE) === true) {
         progress(`render: ${SHARED_ROUTE} (with the worker)`);
         timedRender(routes, SHARED_ROUTE, () => RENDERERS[SHARED_ROUTE]!(ctx));
       }
