@@ -15,6 +15,7 @@ import { MAIN_LIST_SORTS, POSTING_VALUES_MAX, SEARCH_TRIGRAMS_MAX } from '../src
 import { CUBE_PATH } from '../src/api/participants/facets.js';
 import { HTML_CONTENT_TYPE } from '../src/api/json.js';
 import { listRootPath } from '../src/api/paths.js';
+import { recordPackOf } from '../src/api/participants/record.js';
 import { PROBLEM_NAMES } from '../src/api/problems.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { CHURN_WINDOW_MAX_DAYS, ROUTE_LIST, ROUTES, type RouteId } from '../src/api/routes/table.js';
@@ -104,12 +105,11 @@ const participantBytes = (b: Json): number => 1_500 + 500 * (arr(b.endpoints).le
 const eventPageBytes = (b: Json): number => 300 + sum(items(b), (e) => 250 + size(e.payload));
 const historyPageBytes = (b: Json): number => 300 + sum(items(b), (h) => 200 + size(h.detail));
 /**
- * A participant's record (docs/snapshot-format.md "Participants"), the file the three routes of one
- * participant read first: the bounds of its three parts, the detail and the first pages (limit 50) of
- * its events and history as the oracle answers them, and 100 B for the members' names.
+ * A participant's record (docs/snapshot-format.md "Participants"): the bounds of its three parts, the
+ * detail and the first pages (limit 50) of its events and history as the oracle answers them, and 100 B
+ * for the members' names.
  */
-function recordBytes(target: string): number {
-  const id = decodeURIComponent(new URL(target, 'http://bounds.test').pathname.split('/')[3]!);
+function oneRecordBytes(id: string): number {
   const body = (path: string): Json | null => {
     const a = oracleAnswer(db, new URL(`/v1/participants/${encodeURIComponent(id)}${path}`, 'http://bounds.test'), nowMs, baseUrl);
     return a.status === 200 ? (JSON.parse(a.text) as Json) : null;
@@ -117,6 +117,17 @@ function recordBytes(target: string): number {
   const view = body('');
   if (view === null) return 0; // unknown: no record
   return participantBytes(view) + eventPageBytes(body('/events')!) + historyPageBytes(body('/history')!) + 100;
+}
+
+/**
+ * The record pack of the target's participant, the file the three routes of one participant read
+ * first: the records of every participant whose id hashes to it, and 100 B for the pack's own members.
+ */
+function recordBytes(target: string): number {
+  const id = decodeURIComponent(new URL(target, 'http://bounds.test').pathname.split('/')[3]!);
+  const pack = recordPackOf(id);
+  const ids = (db.prepare('SELECT pid FROM participant_list').pluck().all() as string[]).filter((p) => recordPackOf(p) === pack);
+  return ids.reduce((n, p) => n + oneRecordBytes(p), 100);
 }
 
 /** The facet buckets of a body's `facets` (ListMeta, ParticipantStats): 40 B each besides its value and label. */
@@ -192,15 +203,15 @@ const BOUNDS: Record<RouteId, Bound> = {
   'participants.detail': {
     body: PARTICIPANT_BODY,
     bodyMax: participantBytes,
-    reads: "1 file: the participant's record (the answer and the first pages of its events and history)",
-    files: fixed(1),
+    reads: "1 file: the participant's record pack (the records of the participants whose id hashes to it: the answer and the first pages of its events and history); an unknown participant whose pack is absent, 2 (the pack, then its own path, of snapshots before record packs)",
+    files: fixed(2),
     bytes: (_b, target) => recordBytes(target),
   },
   'participants.events': {
     cap: lim(LIMIT_MAX),
     body: '300 + Σ events (250 + payload bytes)',
     bodyMax: eventPageBytes,
-    reads: "≤ 9 files: the participant's record, then the stored list (root, ≤ 4 index nodes, 3 chunks)",
+    reads: "≤ 9 files: the participant's record pack, then the stored list (root, ≤ 4 index nodes, 3 chunks)",
     files: fixed(9),
     bytes: (_b, target) => recordBytes(target) + 8 * LIST_FILE_MAX,
   },
@@ -523,16 +534,19 @@ const WORST: Record<RouteId, () => string[]> = {
     return targets;
   },
   'participants.detail': () => {
-    // The largest records: the participants with the most endpoints, seats, events and history.
-    const dir = path.join(out, 'v1', 'participants');
-    const files = fs
+    // The largest records (the participants with the most endpoints, seats, events and history) and
+    // those of the largest packs.
+    const dir = path.join(out, 'f', 'participants', 'records');
+    const records = fs
       .readdirSync(dir)
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => ({ f, size: fs.statSync(path.join(dir, f)).size }))
-      .sort((a, b) => b.size - a.size)
-      .slice(0, 5);
-    // Each file is a participant's record.
-    return files.map(({ f }) => `/v1/participants/${enc((readStoredJson(path.join(dir, f)) as { participant: { id: string } }).participant.id)}`);
+      .flatMap((f) => {
+        const pack = readStoredJson(path.join(dir, f)) as { records: Record<string, unknown> };
+        const n = Object.keys(pack.records).length;
+        return Object.entries(pack.records).map(([id, r]) => ({ id, size: JSON.stringify(r).length, n }));
+      });
+    const largest = [...records].sort((a, b) => b.size - a.size).slice(0, 5);
+    const crowded = [...records].sort((a, b) => b.n - a.n).slice(0, 3);
+    return [...largest, ...crowded].map(({ id }) => `/v1/participants/${enc(id)}`);
   },
   'participants.events': () =>
     most('SELECT p.pid FROM events e JOIN participants p ON p.id = e.participant_id GROUP BY p.id ORDER BY count(*) DESC, 1', 5).flatMap((id) => [

@@ -207,7 +207,7 @@ describe('build', () => {
     for (const e of entries) {
       const body = fs.readFileSync(path.join(out, e.path));
       const gz = body[0] === 0x1f && body[1] === 0x8b;
-      const kind = e.path.startsWith('i/') ? 'root' : e.path.startsWith('c/') ? 'chunk' : e.path.startsWith('f/') ? 'facets' : /^v1\/participants\/[^/]+\.json$/.test(e.path) ? 'record' : e.path.startsWith('v1/') ? 'answer' : null;
+      const kind = e.path.startsWith('i/') ? 'root' : e.path.startsWith('c/') ? 'chunk' : e.path.startsWith('f/participants/records/') ? 'record' : e.path.startsWith('f/') ? 'facets' : e.path.startsWith('v1/') ? 'answer' : null;
       if (kind === null) {
         // Everything else is stored as it is. (These builds write no bulk downloads, testConfig: those
         // that are gzip files by format are stored as they are too, test/bulk.test.ts.)

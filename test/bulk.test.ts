@@ -16,7 +16,7 @@ import { runBuild, type BuildSummary } from '../src/render/build.js';
 import { verifySnapshot } from '../src/render/verify.js';
 import { readStoredJson } from '../src/render/stored.js';
 import { BULK_TABLES } from '../src/bulk/tables.js';
-import { recordPath } from '../src/api/participants/record.js';
+import { recordPackOf, recordPackPath, recordPath } from '../src/api/participants/record.js';
 import { encodeSegment } from '../src/api/paths.js';
 import { openDb } from '../src/db/index.js';
 import { copyOfDb, copyOfSmallDemoDb, derivedSmallDemo } from './helpers/demo-fixture.js';
@@ -184,7 +184,7 @@ describe('the bulk copy of a day', () => {
     totals.participant_history = 0;
     for (const line of gunzipSync(fs.readFileSync(path.join(copy(), 'participants.ndjson.gz'))).toString('utf8').trim().split('\n')) {
       const id = (JSON.parse(line) as { id: string }).id;
-      const rec = api(recordPath(id)) as { history: { items: unknown[]; next_cursor: string | null } | null };
+      const rec = (api(recordPackPath(recordPackOf(id))) as { records: Record<string, { history: { items: unknown[]; next_cursor: string | null } | null }> }).records[id]!;
       totals.participant_history += rec.history === null ? 0 : rec.history.next_cursor === null ? rec.history.items.length : listCount(out, `i/participants.history/${path.basename(recordPath(id))}`);
     }
     totals.hosts = (api('v1/hosts.json') as { items: unknown[] }).items.length;

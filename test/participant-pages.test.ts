@@ -1,10 +1,12 @@
-// One object per participant (docs/snapshot-format.md "Participants"): the snapshot holds each
-// participant's record `v1/participants/<id>.json` ({"participant", "history", "events"}: the detail and
-// the first pages of its history and events, null when empty) and nothing else of it under
-// v1/participants; a stored list `i/participants.events/<id>.json` / `i/participants.history/<id>.json`
+// Record packs (docs/snapshot-format.md "Participants"): the snapshot holds each participant's record
+// ({"participant", "history", "events"}: the detail and the first pages of its history and events, null
+// when empty) in the record pack its id hashes to, `f/participants/records/<pack>.json`, and nothing of it
+// under v1/participants; a stored list `i/participants.events/<id>.json` / `i/participants.history/<id>.json`
 // only when that list holds more than one default page. The shim answers all three routes from the
-// record: byte for byte the oracle's answer, for any limit and cursor, reading the record alone when the
-// answer lies within its first page, and 404 for an unknown participant, from one read.
+// record: byte for byte the oracle's answer, for any limit and cursor, reading the pack alone when the
+// answer lies within the record's first page, and 404 for an unknown participant from its pack (and,
+// where no participant hashes to that pack, the participant's own path, where snapshots built before
+// record packs hold the record).
 //
 // Two snapshots:
 // - `out`: a full build of the small demo, with two extra participants seen only by an SMP lookup (no
@@ -21,7 +23,7 @@ import { encodeCursor } from '../src/api/cursor.js';
 import { jsonBody, jsonText } from '../src/api/json.js';
 import type { SortKey } from '../src/api/sort-keys.js';
 import { LIMIT_DEFAULT } from '../src/api/params.js';
-import { recordPath, type ParticipantRecord } from '../src/api/participants/record.js';
+import { isRecordPack, recordPackOf, recordPackPath, recordPath, type ParticipantRecord } from '../src/api/participants/record.js';
 import { exactFilePath, listRootPath } from '../src/api/paths.js';
 import { finishResult, paramErrorsOf } from '../src/api/result.js';
 import { matchRoute } from '../src/api/routes/match.js';
@@ -59,7 +61,9 @@ let db: Db;
 let richDb: Db;
 let out: string;
 let rich: string;
-/** `rich` as a snapshot built before the record held it (the layout the shim still reads). */
+/** `rich` as a snapshot built before record packs (a record per participant at its own path). */
+let legacyRecords: string;
+/** `rich` as a snapshot built before the record held it (the view at that path, each page a file). */
 let legacy: string;
 let nowMs: number;
 let baseUrl: string;
@@ -104,22 +108,51 @@ function setItems(file: Db, sub: Sub, pid: string, n: number): void {
 }
 
 /** Renders the participants' records (and stored lists) of `file` into `dir`, with a manifest. */
-function renderRecords(file: Db, dir: string, ctxClass: typeof RenderContext = RenderContext): void {
-  const sink = new DirectorySink(dir);
-  const ctx = new ctxClass(file, nowMs, sink, SMALL_CHUNKS, jsonBody);
+function renderRecords(file: Db, dir: string, sinkClass: typeof DirectorySink = DirectorySink): void {
+  const sink = new sinkClass(dir);
+  const ctx = new RenderContext(file, nowMs, sink, SMALL_CHUNKS, jsonBody);
   const renderers = participantRenderers();
   for (const id of ['participants.detail', 'participants.events', 'participants.history']) renderers[id]!(ctx);
   writeManifest(sink, new Date(nowMs).toISOString());
   sink.close();
 }
 
-/** `dir` copied to a new directory in the layout of snapshots built before the record. */
-function toLegacyLayout(dir: string): string {
+/** Every record of the packs of `dir`, by participant id. */
+function recordsOf(dir: string): Map<string, ParticipantRecord> {
+  const out = new Map<string, ParticipantRecord>();
+  for (const p of manifestPaths(dir)) {
+    if (!p.startsWith('f/participants/records/')) continue;
+    const pack = readStoredJson(path.join(dir, p));
+    if (!isRecordPack(pack)) throw new Error(`${p} is not a record pack`);
+    for (const [id, rec] of Object.entries(pack.records)) out.set(id, rec);
+  }
+  return out;
+}
+
+/** A participant's record in the snapshot `dir`, from its pack (undefined when absent). */
+function recordIn(dir: string, id: string): ParticipantRecord | undefined {
+  const file = path.join(dir, recordPackPath(recordPackOf(id)));
+  if (!fs.existsSync(file)) return undefined;
+  const pack = readStoredJson(file);
+  return isRecordPack(pack) ? pack.records[id] : undefined;
+}
+
+/**
+ * `dir` copied to a new directory in the layout of snapshots built before record packs: each record at
+ * the participant's own path (`records`), or, before the record, the view there and each non-empty
+ * first page in a file of its own (`views`).
+ */
+function toLegacyLayout(dir: string, layout: 'records' | 'views'): string {
   const to = tempDir('participant-pages-legacy-');
   fs.cpSync(dir, to, { recursive: true });
-  for (const p of manifestPaths(dir)) {
-    if (!/^v1\/participants\/[^/]+\.json$/.test(p)) continue;
-    const rec = readStoredJson(path.join(dir, p)) as ParticipantRecord;
+  fs.rmSync(path.join(to, 'f/participants/records'), { recursive: true, force: true });
+  for (const [id, rec] of recordsOf(dir)) {
+    const p = recordPath(id);
+    fs.mkdirSync(path.dirname(path.join(to, p)), { recursive: true });
+    if (layout === 'records') {
+      fs.writeFileSync(path.join(to, p), jsonBody(rec));
+      continue;
+    }
     fs.writeFileSync(path.join(to, p), jsonBody(rec.participant));
     for (const sub of SUBS) {
       if (rec[sub] === null) continue;
@@ -169,7 +202,8 @@ beforeAll(async () => {
   });
   rich = tempDir('participant-pages-rich-');
   renderRecords(richDb, rich);
-  legacy = toLegacyLayout(rich);
+  legacyRecords = toLegacyLayout(rich, 'records');
+  legacy = toLegacyLayout(rich, 'views');
   server = await startServe(out);
 }, 240_000);
 
@@ -239,6 +273,15 @@ function afterKey(sub: Sub, keys: SortKey[], cursorKey: SortKey | undefined): nu
 }
 
 /**
+ * What a request for participant `id` reads of `dir` first: its record pack, and, when the pack is
+ * absent (no participant hashes to it), the participant's own path (snapshots before record packs).
+ */
+function recordReads(dir: string, id: string): string[] {
+  const pack = recordPackPath(recordPackOf(id));
+  return fs.existsSync(path.join(dir, pack)) ? [pack] : [pack, recordPath(id)];
+}
+
+/**
  * Checks one request over `dir` against the oracle of `file`, and what it read: the record first; the
  * record alone when the participant is unknown, the list empty, or the answer within the record's first
  * page; else the record and the participant's stored list.
@@ -249,27 +292,39 @@ async function checkRequest(dir: string, file: Db, id: string, sub: Sub, keys: S
   const got = await composed(dir, t);
   expect(got.status, t).toBe(want.status);
   expect(got.text, t).toBe(want.text);
-  expect(got.reads[0], t).toBe(recordPath(id));
+  const record = recordReads(dir, id);
   if (want.status === 404) {
-    expect(got.reads, t).toEqual([recordPath(id)]);
+    expect(got.reads, t).toEqual(record);
     return 'unknown';
   }
+  expect(got.reads, t).toEqual(expect.arrayContaining([recordPackPath(recordPackOf(id))]));
+  expect(record, t).toHaveLength(1);
   const first = keys.slice(0, LIMIT_DEFAULT);
   const inFirst = keys.length <= LIMIT_DEFAULT || afterKey(sub, first, cursorKey) >= (limit ?? LIMIT_DEFAULT);
   if (inFirst) {
-    expect(got.reads, t).toEqual([recordPath(id)]);
+    expect(got.reads, t).toEqual(record);
     return 'record';
   }
   expect(got.reads[1], t).toBe(listRootPath(ROUTE_OF[sub], [id]));
   return 'list';
 }
 
-describe('one object per participant', () => {
-  it('the build writes each participant its record and nothing else under v1/participants; no stored list in the demo', () => {
+/** The pack paths of some participants. */
+const packsOf = (ids: readonly string[]): Set<string> => new Set(ids.map((id) => recordPackPath(recordPackOf(id))));
+
+describe('record packs', () => {
+  it('the build writes each participant its record in its pack and nothing under v1/participants; no stored list in the demo', () => {
     const listed = manifestPaths(out);
-    const under = [...listed].filter((p) => p.startsWith('v1/participants/'));
-    expect(new Set(under)).toEqual(new Set(P.all.map(recordPath)));
-    expect(under.length).toBe(P.all.length);
+    expect([...listed].filter((p) => p.startsWith('v1/participants/'))).toEqual([]);
+    // A pack for each pack some participant hashes to, holding exactly those participants, in id order.
+    expect(new Set([...listed].filter((p) => p.startsWith('f/participants/records/')))).toEqual(packsOf(P.all));
+    const records = recordsOf(out);
+    expect(new Set(records.keys())).toEqual(new Set(P.all));
+    for (const p of packsOf(P.all)) {
+      const ids = Object.keys((readStoredJson(path.join(out, p)) as { records: object }).records);
+      expect(ids).toEqual([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      for (const id of ids) expect(recordPackPath(recordPackOf(id))).toBe(p);
+    }
     // No participant of the demo has more than a page of events or history: no stored list either.
     expect(db.prepare('SELECT max(n) FROM (SELECT count(*) AS n FROM participant_history GROUP BY participant_id UNION ALL SELECT count(*) FROM events WHERE participant_id IS NOT NULL GROUP BY participant_id)').pluck().get()).toBeLessThanOrEqual(LIMIT_DEFAULT);
     expect([...listed].filter((p) => p.startsWith('i/participants.events/') || p.startsWith('i/participants.history/'))).toEqual([]);
@@ -277,7 +332,7 @@ describe('one object per participant', () => {
     const oracle = oracleOf(db);
     const seen = { nullEvents: 0, events: 0, nullHistory: 0 };
     for (const id of P.all) {
-      const rec = readStoredJson(path.join(out, recordPath(id))) as ParticipantRecord;
+      const rec = records.get(id)!;
       expect(Object.keys(rec)).toEqual(['participant', 'history', 'events']);
       expect(jsonText(rec.participant)).toBe(oracle(target(id, null)).text);
       for (const sub of SUBS) {
@@ -297,14 +352,15 @@ describe('one object per participant', () => {
 
   it('with lists of 50, 51 and 130 items: one record each, a stored list exactly for the lists longer than a page', () => {
     const listed = manifestPaths(rich);
-    expect(new Set([...listed].filter((p) => p.startsWith('v1/participants/')))).toEqual(new Set(P.all.map(recordPath)));
+    expect(new Set([...listed].filter((p) => p.startsWith('f/participants/records/')))).toEqual(packsOf(P.all));
+    expect(new Set(recordsOf(rich).keys())).toEqual(new Set(P.all));
     const lists = [...listed].filter((p) => p.startsWith('i/'));
     const want = SUBS.flatMap((sub) => R[sub].filter((_, i) => SIZES[i]! > LIMIT_DEFAULT).map((id) => listRootPath(ROUTE_OF[sub], [id])));
     expect(lists.sort()).toEqual(want.sort());
-    // Objects per participant: its record, and the roots and chunks of the four lists over a page.
+    // Objects: the packs, and the roots and chunks of the four lists over a page.
     const objects = [...listed].filter((p) => !p.startsWith('m/'));
     expect(objects.filter((p) => p.startsWith('c/')).length).toBeGreaterThanOrEqual(2 * 2 + 2 * 5); // chunks of at most 30 items
-    expect(objects.length).toBe(P.all.length + lists.length + objects.filter((p) => p.startsWith('c/')).length);
+    expect(objects.length).toBe(packsOf(P.all).size + lists.length + objects.filter((p) => p.startsWith('c/')).length);
     expect(objects.length / P.all.length).toBeLessThan(1.05);
   });
 
@@ -323,27 +379,44 @@ describe('one object per participant', () => {
     const untouched = P.withHistory.filter((id) => !R.events.includes(id) && !R.history.includes(id) && !P.withEvents.includes(id));
     const [emptied, broken] = [untouched[0]!, untouched[1]!];
     const stray = P.withEvents.find((id) => !R.history.includes(id))!;
-    class Bugs extends RenderContext {
-      override exact(segments: readonly string[], body: unknown): void {
-        const id = segments[2]!;
-        const rec = body as ParticipantRecord;
-        if (id === withList) super.exact(segments, { ...rec, events: null });
-        else if (id === emptied) super.exact(segments, { ...rec, history: { items: [], next_cursor: null } });
-        else if (id === broken) super.exact(segments, { ...rec, participant: { ...rec.participant, registration: null } });
-        else super.exact(segments, body);
-        if (id === stray) super.exact([...segments, 'events'], rec.events);
+    // A record in a pack its participant does not hash to: the first of a pack of two or more (without
+    // a stored list), put into another pack.
+    const byPack = new Map<string, string[]>();
+    for (const id of P.all) byPack.set(recordPackPath(recordPackOf(id)), [...(byPack.get(recordPackPath(recordPackOf(id))) ?? []), id]);
+    const withLists = [...R.events, ...R.history];
+    const moved = [...byPack.values()].find((ids) => ids.length >= 2 && !ids.some((id) => [withList, emptied, broken].includes(id)) && !withLists.includes(ids[0]!))![0]!;
+    const movedTo = recordPackPath(recordPackOf(withList));
+    const dec = new TextDecoder();
+    class Bugs extends DirectorySink {
+      override put(rel: string, content: Uint8Array, contentType: string, cacheClass: 'mutable' | 'immutable' | 'meta'): void {
+        if (!rel.startsWith('f/participants/records/')) return super.put(rel, content, contentType, cacheClass);
+        const pack = JSON.parse(dec.decode(content)) as { records: Record<string, ParticipantRecord> };
+        for (const [id, rec] of Object.entries(pack.records)) {
+          if (id === withList) pack.records[id] = { ...rec, events: null };
+          else if (id === emptied) pack.records[id] = { ...rec, history: { items: [], next_cursor: null } };
+          else if (id === broken) pack.records[id] = { ...rec, participant: { ...rec.participant, registration: null } as unknown as ParticipantRecord['participant'] };
+          else if (id === moved && rel !== movedTo) delete pack.records[id];
+          if (id === stray) super.put(exactFilePath(['v1', 'participants', stray, 'events']), jsonBody(rec.events), contentType, cacheClass);
+        }
+        if (rel === movedTo) {
+          const all = { ...pack.records, [moved]: recordIn(rich, moved)! };
+          pack.records = Object.fromEntries(Object.keys(all).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)).map((id) => [id, all[id]!]));
+        }
+        super.put(rel, jsonBody(pack), contentType, cacheClass);
       }
     }
     const dir = tempDir('participant-pages-broken-');
     renderRecords(richDb, dir, Bugs);
-    const about = (p: { path: string; message: string }): boolean => (p.path.startsWith('i/') || p.path.startsWith('v1/')) && !p.message.startsWith('names seat');
-    const problems = verifySnapshot(dir).problems.filter(about).map((p) => `${p.path}: ${p.message.replace(/:.*/, '')}`);
+    const about = (p: { path: string; message: string }): boolean => (p.path.startsWith('i/') || p.path.startsWith('v1/') || p.path.startsWith('f/')) && !p.message.startsWith('names seat');
+    const problems = verifySnapshot(dir).problems.filter(about).map((p) => `${p.path}: ${p.message.replace(/: .*/, '')}`);
+    const packOf = (id: string): string => recordPackPath(recordPackOf(id));
     expect(problems.sort()).toEqual(
       [
-        `${listRootPath('participants.events', [withList])}: has no first page in ${recordPath(withList)} (events is null)`,
-        `${recordPath(emptied)}: history is an empty page (an empty list is null)`,
-        `${recordPath(broken)}: participant does not match ParticipantView`,
-        `${exactFilePath(['v1', 'participants', stray, 'events'])}: a participant's first page is part of its record (${recordPath(stray)}), not a file of its own`,
+        `${listRootPath('participants.events', [withList])}: has no first page in the record of ${withList} (events is null)`,
+        `${packOf(emptied)}: history is an empty page (an empty list is null)`,
+        `${packOf(broken)}: participant does not match ParticipantView`,
+        `${movedTo}: holds the record of ${moved}, whose pack is ${packOf(moved)}`,
+        `${exactFilePath(['v1', 'participants', stray, 'events'])}: a participant's record and first pages are in its record pack, not a file of their own`,
       ].sort(),
     );
   });
@@ -420,27 +493,41 @@ describe('the shim answers detail, events and history from the record', () => {
     expect(seen.unknown).toBeGreaterThan(5);
   });
 
-  it('the detail: the record\'s participant, one read; unknown: 404 from one read', async () => {
-    for (const id of [...R.events, ...R.history, ...P.smpOnly, P.withEvents[0]!, ...UNKNOWN]) {
+  it('the detail: the record\'s participant, one read; unknown: 404 from its pack, or from its own path where no participant hashes to the pack', async () => {
+    // An unknown id whose pack holds other participants' records.
+    const sharing = Array.from({ length: 500 }, (_, i) => `0208::${String(9_000_000_000 + i)}`).find((id) => fs.existsSync(path.join(rich, recordPackPath(recordPackOf(id)))))!;
+    expect(sharing).toBeDefined();
+    const seen = { one: 0, two: 0 };
+    for (const id of [...R.events, ...R.history, ...P.smpOnly, P.withEvents[0]!, ...UNKNOWN, sharing]) {
       const t = target(id, null);
       const want = oracleOf(richDb)(t);
       const got = await composed(rich, t);
       expect(got.status, t).toBe(want.status);
       expect(got.text, t).toBe(want.text);
-      expect(got.reads, t).toEqual([recordPath(id)]);
+      expect(got.reads, t).toEqual(recordReads(rich, id));
+      if (want.status === 200) expect(got.reads, t).toHaveLength(1);
+      seen[got.reads.length === 1 ? 'one' : 'two']++;
     }
+    expect(seen.two).toBeGreaterThan(0);
+    expect(oracleOf(richDb)(target(sharing, null)).status).toBe(404);
   });
 
-  it('a snapshot built before the record (detail and pages in files of their own) is still answered as the oracle answers', async () => {
-    // The shim is deployed before the first snapshot with records is published, so it must answer the
-    // snapshot published until then.
-    expect(fs.existsSync(path.join(legacy, exactFilePath(['v1', 'participants', R.events[0]!, 'events'])))).toBe(true);
+  it.each([
+    ['before record packs (a record per participant at its own path)', () => legacyRecords],
+    ['before the record (detail and pages in files of their own)', () => legacy],
+  ])('a snapshot built %s is still answered as the oracle answers', async (_, dirOf) => {
+    // The shim is deployed before the first snapshot of a new layout is published, so it must answer
+    // the snapshot published until then.
+    const dir = dirOf();
+    expect(fs.existsSync(path.join(dir, recordPath(R.events[0]!)))).toBe(true);
+    expect(fs.existsSync(path.join(dir, 'f/participants/records'))).toBe(false);
+    expect(fs.existsSync(path.join(dir, exactFilePath(['v1', 'participants', R.events[0]!, 'events'])))).toBe(dir === legacy);
     const oracle = oracleOf(richDb);
     let n = 0;
     for (const id of [...R.events, ...R.history, ...P.smpOnly, P.noEvents[3]!, P.withEvents[1]!, UNKNOWN[0]!]) {
       for (const t of [target(id, null), ...SUBS.flatMap((sub) => [target(id, sub), target(id, sub, { limit: '7' }), target(id, sub, { limit: '51' })])]) {
         const want = oracle(t);
-        const got = await composed(legacy, t);
+        const got = await composed(dir, t);
         expect(got.status, t).toBe(want.status);
         expect(got.text, t).toBe(want.text);
         n++;
@@ -453,7 +540,7 @@ describe('the shim answers detail, events and history from the record', () => {
       do {
         const t = target(id, sub, { limit: '13', cursor: cursor ?? undefined });
         const want = oracle(t);
-        const got = await composed(legacy, t);
+        const got = await composed(dir, t);
         expect(got.text, t).toBe(want.text);
         cursor = (JSON.parse(want.text) as { next_cursor: string | null }).next_cursor;
         n++;
@@ -502,11 +589,12 @@ describe('the shim answers detail, events and history from the record', () => {
     }
     for (const id of [quiet, ...P.smpOnly]) {
       expect((await get(target(id, 'events'))).text).toBe(EMPTY_PAGE);
-      // The detail answer is the record's participant, never the record's bytes.
-      const rec = readStored(path.join(out, recordPath(id))).toString('utf8');
+      // The detail answer is the record's participant, never the pack's or the record's bytes.
+      const pack = readStored(path.join(out, recordPackPath(recordPackOf(id)))).toString('utf8');
       const detail = (await get(target(id, null))).text;
-      expect(detail).not.toBe(rec);
-      expect(detail).toBe(jsonText((JSON.parse(rec) as ParticipantRecord).participant));
+      expect(detail).not.toBe(pack);
+      expect(detail).not.toBe(jsonText(recordIn(out, id)));
+      expect(detail).toBe(jsonText(recordIn(out, id)!.participant));
     }
   });
 });

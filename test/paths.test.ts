@@ -8,6 +8,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeSegment, SEGMENT_MAX } from '../src/api/paths.js';
+import { recordPackOf, recordPackPath } from '../src/api/participants/record.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { sha256Hex } from '../src/api/sha256.js';
 import { openDb } from '../src/db/index.js';
@@ -97,7 +98,9 @@ describe('a snapshot with over-long identifiers', () => {
       for (const seg of f.split('/')) expect(Buffer.byteLength(seg), f).toBeLessThanOrEqual(SEGMENT_MAX + '.json'.length);
       expect(Buffer.byteLength(f), f).toBeLessThan(1024 - 200); // room for a prefix of 200 bytes
     }
-    expect(files).toContain(`v1/participants/${encodeSegment(id)}.json`);
+    // The participant's record is in its pack (a path of its own no longer names it); the host's file is named by the hashed segment.
+    expect(files).toContain(recordPackPath(recordPackOf(id)));
+    expect(encodeSegment(host)).toMatch(/^~/);
     expect(fs.existsSync(path.join(out, `v1/hosts/${encodeSegment(host)}.json`))).toBe(true);
     expect(verifySnapshot(out).problems).toEqual([]);
 

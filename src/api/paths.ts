@@ -36,20 +36,16 @@ export function listRootPrefix(routeId: string, partitionPrefix: readonly string
   return `i/${encodeSegment(routeId)}/${partitionPrefix.map((p) => `${encodeSegment(p)}/`).join('')}`;
 }
 
-/** The directory of the participant records (src/api/participants/record.ts recordPath). */
-const RECORD_DIR = 'v1/participants/';
-
 /** How a file is stored when it is not stored as it is (docs/snapshot-format.md, "Stored encoding"). */
 export type StoredEncoding = 'gzip';
 
 /**
  * The encoding a snapshot file is stored with: gzip for the files the shim reads and never serves as
- * they are (list roots `i/`, chunks and index nodes `c/`, the participants' facet files `f/`, and the
- * participant records `v1/participants/<id>.json`); null for every other file (answers served as they
- * are, the manifest and its shards, discovery documents, snapshot.json).
+ * they are (list roots `i/`, chunks and index nodes `c/`, the participants' facet files and record
+ * packs `f/`); null for every other file (answers served as they are, the manifest and its shards,
+ * discovery documents, snapshot.json).
  */
 export function storedEncoding(path: string): StoredEncoding | null {
   if (path.startsWith('c/') || path.startsWith('i/') || path.startsWith('f/')) return 'gzip';
-  if (path.startsWith(RECORD_DIR) && path.indexOf('/', RECORD_DIR.length) === -1) return 'gzip';
   return null;
 }

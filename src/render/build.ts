@@ -20,14 +20,15 @@ import { pruneRawProbes } from '../derive/hosts/step.js';
 import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { deriveApart, fullDeriveDue } from '../derive/apart.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
-import { RenderContext, type EventsReport, type ListsReport, type RenderOptions, type UptimeReport } from './context.js';
+import { RECORD_PACKS } from '../api/participants/record.js';
+import { recordPackUnit, RenderContext, type EventsReport, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
 import { templatesDir } from './site/template.js';
 import { createRecords, INCREMENTAL_OFFLOADED_ROUTES, mergeRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
-import { changedSeats, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, recordedState, RenderState, renderFingerprint, type RecordedState, type RenderPlan } from './state.js';
+import { changedSeats, collectChangedPacks, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, recordedState, RenderState, renderFingerprint, type RecordedState, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
 import { getMeta } from '../db/index.js';
 import { DAY_MS } from '../api/time.js';
@@ -83,6 +84,8 @@ export interface BuildSummary {
     participants: number | null;
     lists: ListsReport | null;
     uptime: UptimeReport | null;
+    /** The record packs written, and their records rendered again or kept (src/render/routes/participants.ts). */
+    records: RecordsReport;
     /** The event feed's lists: which partitions were written (src/render/routes/events.ts). */
     events: EventsReport | null;
     /** 2 when a worker thread shared the render (src/render/offload.ts), else 1. */
@@ -266,6 +269,12 @@ function renderWith(
   let participants: number | null = null;
   let lists: ListsReport | null = null;
   let uptime: UptimeReport | null = null;
+  const records: RecordsReport = { packs: 0, rendered: 0, kept: 0 };
+  const addRecords = (r: RecordsReport): void => {
+    records.packs += r.packs;
+    records.rendered += r.rendered;
+    records.kept += r.kept;
+  };
   let events: EventsReport | null = null;
   let bulk: BulkStep;
   const routes: BuildSummary['routes'] = {};
@@ -282,7 +291,7 @@ function renderWith(
       if (!onWorker.includes('hosts.uptime')) collectUptimeChanges(db, plan.since, upto);
       if (!onWorker.includes('events.list')) collectEventChanges(db, plan.since, upto);
       const units = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
-      state.retireUnits([BUILD_UNIT, ...units]);
+      state.retireUnits([BUILD_UNIT, ...units, ...collectChangedPacks(db).map(recordPackUnit)]);
     } else {
       state.forgetAll();
     }
@@ -337,6 +346,7 @@ function renderWith(
     lists = ctx.listsReport;
     uptime = ctx.uptimeReport;
     events = ctx.eventsReport;
+    addRecords(ctx.recordsReport);
     if (offload !== null) {
       const report = offload.join(progress);
       // Both threads' seconds in SHARED_ROUTE: the longer span.
@@ -344,6 +354,7 @@ function renderWith(
       lists ??= report.lists;
       uptime ??= report.uptime;
       events ??= report.events;
+      addRecords(report.records);
       sink.absorb(report.stats);
       mergeRecords(state.db, plan.mode === 'incremental' ? (root) => store.unit(root) : null);
     }
@@ -379,7 +390,7 @@ function renderWith(
     generated_at: generatedAt,
     derive: a.derive,
     pruned_probe_rows: a.pruned,
-    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, events, threads: recordsPath === null ? 1 : 2, compare },
+    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, records, events, threads: recordsPath === null ? 1 : 2, compare },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length, shards_read: patched?.shardsRead ?? 0 },
     bulk: bulk.report,
     routes,
@@ -404,15 +415,9 @@ function startOffload(
 ): Offload {
   const job = { dbPath: opts.dbPath, outDir: opts.outDir, recordsPath: a.recordsPath, nowMs: opts.nowMs, opts: a.renderOpts, fresh: a.emptyAtStart };
   if (plan.mode === 'full') {
-    return Offload.start({ ...job, routes: OFFLOADED_ROUTES, stateFile: a.recorded === null ? null : a.state.file, ids: participantIds(a.db), incremental: null });
+    return Offload.start({ ...job, routes: OFFLOADED_ROUTES, stateFile: a.recorded === null ? null : a.state.file, packs: { min: 0, max: RECORD_PACKS - 1 }, incremental: null });
   }
-  return Offload.start({ ...job, routes: INCREMENTAL_OFFLOADED_ROUTES, stateFile: a.state.file, ids: { min: 0, max: -1 }, incremental: { since: plan.since, upto: a.upto } });
-}
-
-/** The range of participant ids (the batches of the route both threads of a full build render). */
-function participantIds(db: ReturnType<typeof openDb>): { min: number; max: number } {
-  const r = db.prepare('SELECT min(participant_id) AS min, max(participant_id) AS max FROM participant_list').get() as { min: number | null; max: number | null };
-  return { min: r.min ?? 0, max: r.max ?? -1 };
+  return Offload.start({ ...job, routes: INCREMENTAL_OFFLOADED_ROUTES, stateFile: a.state.file, packs: { min: 0, max: -1 }, incremental: { since: plan.since, upto: a.upto } });
 }
 
 /** The manifest.json an earlier build wrote (the plan checked its hash). */

@@ -7,6 +7,8 @@ import type { KeyOf } from '../edge/derived-keys.js';
 import { ListWriter, rawChunkOf, type FileSink, type ListWriterOptions, type RawChunk } from './lists.js';
 import { BUILD_UNIT, type DirectorySink } from './sink.js';
 import { readStored, readStoredJson } from './stored.js';
+import { isRecordPack, RECORD_PACKS, recordPackOf, recordPackPath } from '../api/participants/record.js';
+import { rawStatement, rowObjects } from '../db/statements.js';
 
 export interface RenderOptions {
   chunkMaxItems: number;
@@ -21,7 +23,71 @@ export interface ParticipantUnit {
   first_seen_at: number;
 }
 
-const UNIT_BATCH = 2000;
+/** The columns of a ParticipantUnit in participant_list. */
+const UNIT_COLUMNS = 'participant_id, pid, name, first_seen_at';
+const UNIT_COLUMNS_L = 'l.participant_id, l.pid, l.name, l.first_seen_at';
+
+/** Record packs per batch of forEachRecordPack (about 1,500 participants at `peppol`). */
+export const PACK_BATCH = 64;
+
+/** The render unit of a record pack's file: above every participant's (a participant's unit is its id). */
+export const RECORD_PACK_UNIT_BASE = 1_000_000_000_000;
+export const recordPackUnit = (pack: number): number => RECORD_PACK_UNIT_BASE + pack;
+
+/** A record pack a build writes (RenderContext.forEachRecordPack). */
+export interface RecordPackUnits {
+  pack: number;
+  /** Its participants whose own files this build renders, by id in code-point order. */
+  units: ParticipantUnit[];
+  /** The previous build's records of its other participants, by id (an incremental build). */
+  kept: Map<string, unknown>;
+}
+
+/** Code-point order of two ids (the order of a pack's records). */
+export const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The participant ids of every record pack: pack k's are ids[start[k], start[k + 1]). */
+interface PackMembers {
+  start: Int32Array;
+  ids: Int32Array;
+}
+
+/** Every listed participant's id by pack (a pass over the list's ids, hashing each). */
+function packMembers(db: Db): PackMembers {
+  const n = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
+  const ids = new Int32Array(n);
+  const packs = new Int32Array(n);
+  const start = new Int32Array(RECORD_PACKS + 1);
+  let i = 0;
+  for (const [id, pid] of db.prepare('SELECT participant_id, pid FROM participant_list').raw().iterate() as IterableIterator<[number, string]>) {
+    if (i === n) break;
+    ids[i] = id;
+    packs[i] = recordPackOf(pid);
+    start[packs[i]! + 1] = start[packs[i]! + 1]! + 1;
+    i++;
+  }
+  for (let k = 0; k < RECORD_PACKS; k++) start[k + 1] = start[k + 1]! + start[k]!;
+  const fill = start.slice(0, RECORD_PACKS);
+  const out = new Int32Array(i);
+  for (let j = 0; j < i; j++) {
+    const k = packs[j]!;
+    out[fill[k]!] = ids[j]!;
+    fill[k] = fill[k]! + 1;
+  }
+  return { start, ids: out };
+}
+
+/** Participants grouped by record pack, in pack order, each pack's by id. */
+function byPack(units: readonly ParticipantUnit[]): RecordPackUnits[] {
+  const m = new Map<number, ParticipantUnit[]>();
+  for (const u of units) {
+    const k = recordPackOf(u.pid);
+    const list = m.get(k);
+    if (list === undefined) m.set(k, [u]);
+    else list.push(u);
+  }
+  return [...m.keys()].sort((a, b) => a - b).map((pack) => ({ pack, units: m.get(pack)!.sort((a, b) => compareIds(a.pid, b.pid)), kept: new Map<string, unknown>() }));
+}
 
 /**
  * The lists kept from build to build and patched in place (src/render/list-patch.ts), each a render
@@ -72,6 +138,16 @@ export interface UptimeReport {
   chunks_kept: number;
 }
 
+/** How the record packs were rendered (BuildSummary.render.records; src/render/routes/participants.ts). */
+export interface RecordsReport {
+  /** Record packs written. */
+  packs: number;
+  /** Records rendered from the database. */
+  rendered: number;
+  /** Records taken from the previous build's packs (an incremental build). */
+  kept: number;
+}
+
 /** How the event feed's lists were rendered (BuildSummary.render.events; src/render/routes/events.ts). */
 export interface EventsReport {
   /** Why every partition was written (no change set to keep the others by), or null. */
@@ -96,6 +172,8 @@ export class RenderContext {
 
   /** Set by the event lists' renderer. */
   eventsReport: EventsReport | null = null;
+  /** Counted by the record packs' renderer (this thread's share). */
+  readonly recordsReport: RecordsReport = { packs: 0, rendered: 0, kept: 0 };
   /** Set by the participant lists' renderer. */
   listsReport: ListsReport | null = null;
   /** Set by the uptime lists' renderer. */
@@ -152,40 +230,98 @@ export class RenderContext {
   }
 
   /**
-   * Calls `fn` for each participant whose own files (detail, first events and history pages, their
-   * lists) this build renders, in participant_id order (with shared `batches`: this thread's share,
-   * in order); the files `fn` puts belong to the participant's render unit. Batched: no statement
-   * stays open while `fn` queries; `onBatch` sees each batch before `fn` sees its participants.
+   * Calls `fn` for each record pack this build writes (src/api/participants/record.ts), in pack order
+   * (with shared `batches`: this thread's share, in order), with the pack's participants whose own
+   * files (record, their events and history lists) it renders and the records it keeps from the
+   * previous build's pack. `fn` puts a participant's files under its unit (inUnit(participant_id))
+   * and the pack under the pack's (recordPackUnit). Batched: no statement stays open while `fn`
+   * queries; `onBatch` sees each batch's participants before `fn` sees its packs.
+   *
+   * - Every participant: the packs in ranges, each pack's participants found from one pass over the
+   *   list's ids (packMembers).
+   * - Only the changed ones (`temp.render_packs`, `temp.render_participants`: collectChangedPacks):
+   *   the packs they hash to; a pack's other records are kept from its previous file (readPrevious),
+   *   or, where that file is absent (a pack nobody hashed to), its other participants are rendered.
    */
-  forEachParticipant(fn: (p: ParticipantUnit) => void, onBatch?: (batch: readonly ParticipantUnit[]) => void): void {
+  forEachRecordPack(fn: (p: RecordPackUnits) => void, onBatch?: (batch: readonly ParticipantUnit[]) => void): void {
     try {
-      for (const rows of this.participantBatches()) {
-        // Before the batch's participants: what `fn` reads for all of them at once (up to UNIT_BATCH).
-        onBatch?.(rows);
-        for (const r of rows) {
-          this.sink.unit = r.participant_id;
-          fn(r);
-        }
+      for (const packs of this.recordPackBatches()) {
+        onBatch?.(packs.flatMap((p) => p.units));
+        for (const p of packs) fn(p);
       }
     } finally {
       this.sink.unit = BUILD_UNIT;
     }
   }
 
-  /** The participants of forEachParticipant, a batch at a time. */
-  private *participantBatches(): Generator<ParticipantUnit[]> {
-    if (this.participants === 'all' && this.batches !== undefined) {
-      const range = this.db.prepare('SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id >= ? AND participant_id < ? ORDER BY participant_id');
-      for (let b = this.batches.next(); b !== null; b = this.batches.next()) yield range.all(b[0], b[1]) as ParticipantUnit[];
+  /** Runs `fn` with the files it puts under render unit `unit`. */
+  inUnit(unit: number, fn: () => void): void {
+    const was = this.sink.unit;
+    this.sink.unit = unit;
+    try {
+      fn();
+    } finally {
+      this.sink.unit = was;
+    }
+  }
+
+  /** The packs of forEachRecordPack, a batch at a time. */
+  private *recordPackBatches(): Generator<RecordPackUnits[]> {
+    const unitsOf = (ids: ArrayLike<number>): ParticipantUnit[] =>
+      ids.length === 0 ? [] : [...rowObjects<ParticipantUnit>(rawStatement(this.db, `SELECT ${UNIT_COLUMNS} FROM participant_list WHERE participant_id IN (SELECT value FROM json_each(?))`), JSON.stringify(Array.from(ids)))];
+    if (this.participants === 'all') {
+      const members = packMembers(this.db);
+      let local = 0;
+      const next = (): [number, number] | null => {
+        if (this.batches !== undefined) return this.batches.next();
+        const lo = local;
+        local += PACK_BATCH;
+        return lo >= RECORD_PACKS ? null : [lo, lo + PACK_BATCH];
+      };
+      for (let b = next(); b !== null; b = next()) {
+        const lo = Math.min(b[0], RECORD_PACKS);
+        const hi = Math.min(b[1], RECORD_PACKS);
+        const packs = byPack(unitsOf(members.ids.subarray(members.start[lo], members.start[hi])));
+        if (packs.length > 0) yield packs;
+      }
       return;
     }
-    const q = this.db.prepare(
-      this.participants === 'all'
-        ? `SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? ORDER BY participant_id LIMIT ${UNIT_BATCH}`
-        : `SELECT l.participant_id, l.pid, l.name, l.first_seen_at FROM temp.render_participants u JOIN participant_list l ON l.participant_id = u.participant_id
-           WHERE u.participant_id > ? ORDER BY u.participant_id LIMIT ${UNIT_BATCH}`,
-    );
-    for (let rows = q.all(-Infinity) as ParticipantUnit[]; rows.length > 0; rows = q.all(rows[rows.length - 1]!.participant_id) as ParticipantUnit[]) yield rows;
+    // The changed participants (their ids as the ingested table has them: a participant no longer
+    // listed leaves its pack too), and the listed ones among them, by pack.
+    const changedIds = new Set(this.db.prepare('SELECT p.pid FROM temp.render_participants u JOIN participants p ON p.id = u.participant_id').pluck().all() as string[]);
+    const changed = new Map<number, ParticipantUnit[]>();
+    for (const u of rowObjects<ParticipantUnit>(rawStatement(this.db, `SELECT ${UNIT_COLUMNS_L} FROM temp.render_participants u JOIN participant_list l ON l.participant_id = u.participant_id`))) {
+      const k = recordPackOf(u.pid);
+      const list = changed.get(k);
+      if (list === undefined) changed.set(k, [u]);
+      else list.push(u);
+    }
+    const affected = this.db.prepare('SELECT pack FROM temp.render_packs ORDER BY pack').pluck().all() as number[];
+    let members: PackMembers | null = null;
+    for (let i = 0; i < affected.length; i += PACK_BATCH) {
+      const batch: RecordPackUnits[] = [];
+      for (const pack of affected.slice(i, i + PACK_BATCH)) {
+        const kept = new Map<string, unknown>();
+        const units = changed.get(pack) ?? [];
+        let previous: unknown = null;
+        try {
+          previous = this.readPrevious(recordPackPath(pack));
+        } catch {
+          // absent: no participant hashed to the pack at the previous build (or its file is lost)
+        }
+        if (isRecordPack(previous)) {
+          for (const [id, record] of Object.entries(previous.records)) if (!changedIds.has(id)) kept.set(id, record);
+        } else {
+          // Every other participant of the pack is rendered (its record is nowhere else).
+          members ??= packMembers(this.db);
+          const others = Array.from(members.ids.subarray(members.start[pack], members.start[pack + 1]));
+          const listed = new Set(units.map((u) => u.participant_id));
+          units.push(...unitsOf(others.filter((id) => !listed.has(id))));
+        }
+        batch.push({ pack, units: units.sort((a, b) => compareIds(a.pid, b.pid)), kept });
+      }
+      yield batch;
+    }
   }
 
   /** Writes the exact file of a URL path (segments after the leading slash, unencoded). */

@@ -29,7 +29,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { EventsReport, ListStore, ListsReport, RenderOptions, UptimeReport } from './context.js';
+import { PACK_BATCH, type EventsReport, type ListStore, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
 import type { SinkStats } from './sink.js';
 import type { RecordedState } from './state.js';
 
@@ -49,8 +49,6 @@ export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'participant
 export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'events.list', 'aps.churn', 'aps.churn_participants', 'hosts.detail', 'hosts.incidents'];
 /** The route both threads render, batch by batch (RenderContext.forEachParticipant). */
 export const SHARED_ROUTE = 'participants.detail';
-/** Participant ids per batch of SHARED_ROUTE. */
-const BATCH_IDS = 2000;
 
 /** The first unit of the worker's kept lists (the main thread's count down from -1). */
 export const WORKER_UNIT_BASE = -1_000_000_000;
@@ -93,8 +91,8 @@ export interface OffloadJob {
   incremental: IncrementalJob | null;
   /** Shared words: [0] status (0 running, 1 done, 2 failed), [1] files put so far, [2] next batch of SHARED_ROUTE, [3] 1 once the script runs. */
   shared: SharedArrayBuffer;
-  /** The participant ids SHARED_ROUTE's batches cover. */
-  ids: { min: number; max: number };
+  /** The record packs SHARED_ROUTE's batches cover (RenderContext.forEachRecordPack). */
+  packs: { min: number; max: number };
   port: MessagePort;
 }
 
@@ -104,6 +102,7 @@ export interface OffloadReport {
   stats: SinkStats;
   lists: ListsReport | null;
   uptime: UptimeReport | null;
+  records: RecordsReport;
   events: EventsReport | null;
 }
 
@@ -115,23 +114,23 @@ export function timedRender(routes: Record<string, { seconds: number }>, id: str
 }
 
 /**
- * The batches of SHARED_ROUTE, shared by both threads: ranges of BATCH_IDS participant ids from
- * `ids.min`, each taken once.
+ * The batches of SHARED_ROUTE, shared by both threads: ranges of PACK_BATCH record packs from
+ * `packs.min`, each taken once.
  */
 export class SharedBatches {
   private readonly words: Int32Array;
   constructor(
     shared: SharedArrayBuffer,
-    private readonly ids: { min: number; max: number },
+    private readonly packs: { min: number; max: number },
   ) {
     this.words = new Int32Array(shared);
   }
 
-  /** The next range [lo, hi) of participant ids, or null when every range is taken. */
+  /** The next range [lo, hi) of record packs, or null when every range is taken. */
   next(): [number, number] | null {
     const k = Atomics.add(this.words, 2, 1);
-    const lo = this.ids.min + k * BATCH_IDS;
-    return lo > this.ids.max ? null : [lo, lo + BATCH_IDS];
+    const lo = this.packs.min + k * PACK_BATCH;
+    return lo > this.packs.max ? null : [lo, Math.min(lo + PACK_BATCH, this.packs.max + 1)];
   }
 }
 
@@ -181,11 +180,11 @@ export class Offload {
     shared: SharedArrayBuffer,
     port: MessagePort,
     readonly routes: readonly string[],
-    ids: { min: number; max: number },
+    packs: { min: number; max: number },
   ) {
     this.words = new Int32Array(shared);
     this.port = port;
-    this.batches = new SharedBatches(shared, ids);
+    this.batches = new SharedBatches(shared, packs);
   }
 
   /** Starts the worker on `routes` (its records file must exist: createRecords). */
@@ -196,7 +195,7 @@ export class Offload {
     const worker = new Worker(workerUrl(), { workerData: data, transferList: [port2] });
     // Errors reach the main thread through the port; the events only matter to an idle event loop.
     worker.on('error', () => {});
-    return new Offload(worker, shared, port1, job.routes, job.ids);
+    return new Offload(worker, shared, port1, job.routes, job.packs);
   }
 
   /**

@@ -45,7 +45,7 @@ function run(): OffloadReport {
       lists = keptListStore(records, recorded);
     }
     const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh, previousSha: recorded?.sha });
-    const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, inc === null ? 'all' : 'changed', lists, inc === null ? new SharedBatches(job.shared, job.ids) : undefined);
+    const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, inc === null ? 'all' : 'changed', lists, inc === null ? new SharedBatches(job.shared, job.packs) : undefined);
     const routes: OffloadReport['routes'] = {};
     for (const id of job.routes) {
       const render = RENDERERS[id];
@@ -56,7 +56,7 @@ function run(): OffloadReport {
     if (inc !== null) records.exec('INSERT INTO main.touched_paths (path) SELECT path FROM temp.touched');
     records.exec('COMMIT');
     db.exec('COMMIT');
-    return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport, events: ctx.eventsReport };
+    return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport, events: ctx.eventsReport, records: ctx.recordsReport };
   } finally {
     recorded?.close();
     records.close();

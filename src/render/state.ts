@@ -26,6 +26,7 @@ import type { Db } from '../db/index.js';
 import { getMeta, setMeta } from '../db/index.js';
 import { changesFrom, ITEM_CHANGE_KIND, UPTIME_CHANGE_KINDS } from '../derive/changes.js';
 import { parseEndpointSet } from '../derive/participants/endpoints.js';
+import { recordPackOf } from '../api/participants/record.js';
 import type { ListStore } from './context.js';
 import { FILES_DDL } from './sink.js';
 import { BULK_LATEST_UNIT, BULK_UNIT_MAX } from '../bulk/units.js';
@@ -422,6 +423,20 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
   // under both kinds; the seat's participants are added here).
   db.exec('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM temp.render_list_participants');
   return db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;
+}
+
+/**
+ * Fills `temp.render_packs` with the record packs (src/api/participants/record.ts) of the participants
+ * in `temp.render_participants` (collectChangedParticipants): the packs this build writes again.
+ * Returns them.
+ */
+export function collectChangedPacks(db: Db): number[] {
+  db.exec('DROP TABLE IF EXISTS temp.render_packs; CREATE TEMP TABLE render_packs (pack INTEGER PRIMARY KEY)');
+  const packs = new Set<number>();
+  for (const pid of db.prepare('SELECT p.pid FROM temp.render_participants u JOIN participants p ON p.id = u.participant_id').pluck().iterate() as IterableIterator<string>) packs.add(recordPackOf(pid));
+  const ins = db.prepare('INSERT INTO temp.render_packs (pack) VALUES (?)');
+  for (const k of packs) ins.run(k);
+  return [...packs];
 }
 
 /**

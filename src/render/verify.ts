@@ -7,8 +7,9 @@
 //   events of the event feed; a participant's seats -> seat files; a participant's stored events or
 //   history list -> the first page in its record; snapshot.json, openapi.json present; the facet cube
 //   counts the participant list and gives its default page's facets;
-// - a participant's record (src/api/participants/record.ts) holds a valid detail and first pages, and the
-//   participant has no other object under v1/participants (its pages are in the record).
+// - a record pack (src/api/participants/record.ts) holds the records of participants that hash to it, by
+//   id in code-point order, each a valid detail and first pages; no participant has an object of its own
+//   under v1/participants (its record and first pages are in its pack).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,7 +30,7 @@ import type { Manifest } from './manifest.js';
 import { checkSite } from './site/index.js';
 import { decodeStored, isGzip } from './stored.js';
 import { LIMIT_DEFAULT } from '../api/params.js';
-import { isParticipantRecord, RECORD_PAGE, recordPath } from '../api/participants/record.js';
+import { isParticipantRecord, isRecordPack, RECORD_PAGE, recordPackOf, recordPackPath, type RecordPack } from '../api/participants/record.js';
 import { BULK_DIR, DATA_PACKAGE_FILE, SHA256SUMS_FILE } from '../bulk/index.js';
 import { hashFile } from '../bulk/file.js';
 import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
@@ -91,16 +92,19 @@ function itemSchema(resource: string): z.ZodType | null {
   return items instanceof z.ZodArray ? (items.element as z.ZodType) : null;
 }
 
+/** Where the record packs are (src/api/participants/record.ts recordPackPath). */
+const RECORD_PACKS_PREFIX = recordPackPath(0).slice(0, recordPackPath(0).lastIndexOf('/') + 1);
+
 /** The record's members, in the order the renderer writes them. */
 const RECORD_MEMBERS = ['participant', 'history', 'events'] as const;
 
 /**
- * Checks a participant's record (src/api/participants/record.ts) at `rel`: exactly its three members,
- * `participant` a ParticipantView of the id the path names, each page null or a valid first page at
- * default parameters (1 to LIMIT_DEFAULT items; a next_cursor only on a full page). Returns the view
- * when it is valid.
+ * Checks the record of participant `id` in the pack at `rel`: exactly its three members,
+ * `participant` a ParticipantView of that id, each page null or a valid first page at default
+ * parameters (1 to LIMIT_DEFAULT items; a next_cursor only on a full page). Returns the view when it
+ * is valid.
  */
-function checkRecord(rel: string, body: unknown, fail: (p: string, message: string) => void): ParticipantView | null {
+function checkRecord(rel: string, id: string, body: unknown, fail: (p: string, message: string) => void): ParticipantView | null {
   if (!isParticipantRecord(body)) {
     fail(rel, 'is not a participant record ({"participant", "history", "events"})');
     return null;
@@ -113,7 +117,7 @@ function checkRecord(rel: string, body: unknown, fail: (p: string, message: stri
   if (!v.success) fail(rel, `participant does not match ParticipantView: ${issue(v)}`);
   else {
     view = v.data;
-    if (recordPath(view.id) !== rel) fail(rel, `holds participant ${view.id}, whose record is ${recordPath(view.id)}`);
+    if (view.id !== id) fail(rel, `holds participant ${view.id} as the record of ${id}`);
   }
   for (const [member, resource] of [['history', 'ParticipantHistoryPage'], ['events', 'ParticipantEventPage']] as const) {
     const page = body[member];
@@ -151,6 +155,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
   const roots: string[] = [];
   const vectors: string[] = [];
   const exact: string[] = [];
+  const packs: string[] = [];
   for (const shard of manifest.shards) {
     const body = read(shard.path);
     if (!body) {
@@ -185,7 +190,8 @@ export function verifySnapshot(outDir: string): VerifySummary {
         vectors.push(e.path);
         continue;
       }
-      if (e.path.startsWith('i/')) roots.push(e.path);
+      if (e.path.startsWith(RECORD_PACKS_PREFIX)) packs.push(e.path);
+      else if (e.path.startsWith('i/')) roots.push(e.path);
       else if (e.path.startsWith('v1/') && e.path.endsWith('.json')) exact.push(e.path);
     }
   }
@@ -208,14 +214,9 @@ export function verifySnapshot(outDir: string): VerifySummary {
       continue;
     }
     const body = json(rel);
-    if (m.route.id === 'participants.detail') {
-      const view = checkRecord(rel, body, fail);
-      for (const s of view?.seats ?? []) seatRefs.push({ path: rel, seat: s.seat_id });
-      continue;
-    }
-    // A participant's pages are in its record: a file of their own would never be read.
-    if (m.route.id === 'participants.events' || m.route.id === 'participants.history') {
-      fail(rel, `a participant's first page is part of its record (${rel.slice(0, rel.lastIndexOf('/'))}.json), not a file of its own`);
+    // A participant's record and first pages are in its record pack: a file of their own would never be read.
+    if (m.route.id === 'participants.detail' || m.route.id === 'participants.events' || m.route.id === 'participants.history') {
+      fail(rel, `a participant's record and first pages are in its record pack, not a file of their own`);
       continue;
     }
     const schema = schemaOf(m.route.response);
@@ -223,6 +224,38 @@ export function verifySnapshot(outDir: string): VerifySummary {
     if (r && !r.success) fail(rel, `does not match ${m.route.response}: ${r.error.issues[0]?.message ?? ''} at ${r.error.issues[0]?.path.join('.') ?? ''}`);
     if (m.route.id === 'anomalies.detail') anomalyRefs.push({ path: rel, ids: (body as { event_refs: string[] }).event_refs });
   }
+
+  // The record packs: each record's participant hashes to its pack, in id order, and is valid.
+  /** The ids whose path segment is a hash (too long to keep), by segment. */
+  const hashedIds = new Map<string, string>();
+  for (const rel of packs) {
+    sum.exact_files++;
+    const body = json(rel);
+    if (!isRecordPack(body)) {
+      fail(rel, 'is not a record pack');
+      continue;
+    }
+    let prev: string | null = null;
+    for (const [id, record] of Object.entries(body.records)) {
+      if (recordPackPath(recordPackOf(id)) !== rel) fail(rel, `holds the record of ${id}, whose pack is ${recordPackPath(recordPackOf(id))}`);
+      if (prev !== null && !(prev < id)) fail(rel, `records out of order at ${id}`);
+      prev = id;
+      const seg = encodeSegment(id);
+      if (seg.startsWith('~')) hashedIds.set(seg, id);
+      const view = checkRecord(rel, id, record, fail);
+      for (const s of view?.seats ?? []) seatRefs.push({ path: rel, seat: s.seat_id });
+    }
+  }
+  /** A participant's record, from its pack (read once while the lists of one pack's participants follow). */
+  let lastPack: { rel: string; body: RecordPack | null } | null = null;
+  const recordOf = (id: string): unknown => {
+    const rel = recordPackPath(recordPackOf(id));
+    if (lastPack?.rel !== rel) {
+      const body = listed.has(rel) ? json(rel) : null;
+      lastPack = { rel, body: isRecordPack(body) ? body : null };
+    }
+    return lastPack.body !== null && Object.hasOwn(lastPack.body.records, id) ? lastPack.body.records[id] : null;
+  };
 
   let hostsBySegment: Map<string, string> | null = null;
   const hostOfSegment = (seg: string): string => {
@@ -244,11 +277,11 @@ export function verifySnapshot(outDir: string): VerifySummary {
     // would never be served.
     if ((routeId === 'participants.events' || routeId === 'participants.history') && segs.length === 3) {
       sum.references++;
-      const record = `v1/participants/${segs[2]!}.json`;
+      const id = hashedIds.get(segs[2]!) ?? decodeSegment(segs[2]!);
       const member = RECORD_PAGE[routeId];
-      const body = listed.has(record) ? json(record) : null;
-      if (body === null) fail(rootPath, `belongs to a participant without a record (${record})`);
-      else if (!isParticipantRecord(body) || body[member] === null) fail(rootPath, `has no first page in ${record} (${member} is null)`);
+      const body = recordOf(id);
+      if (body === null) fail(rootPath, `belongs to a participant without a record (${id} in ${recordPackPath(recordPackOf(id))})`);
+      else if (!isParticipantRecord(body) || body[member] === null) fail(rootPath, `has no first page in the record of ${id} (${member} is null)`);
     }
     const route = (ROUTES as Record<string, { response: string }>)[routeId];
     const items = route ? itemSchema(route.response) : null;

@@ -1,6 +1,7 @@
-// A participant's record, its one object in the snapshot: the detail and the first pages of its events
-// and history. Written by src/render/routes/participants.ts, read by src/edge/compose/participants.ts
-// and `verify`. Edge-safe. The path, the body and how the shim answers from it are stated once in
+// A participant's record: the detail and the first pages of its events and history. The records are
+// stored in packs, each the records of the participants whose id hashes to it (RECORD_PACKS of them).
+// Written by src/render/routes/participants.ts, read by src/edge/compose/participants.ts and `verify`.
+// Edge-safe. The paths, the bodies and how the shim answers from them are stated once in
 // docs/snapshot-format.md, "Participants".
 import { EVENTS_ROUTE, HISTORY_ROUTE } from './plan.js';
 import { exactFilePath } from '../paths.js';
@@ -21,9 +22,55 @@ export interface ParticipantRecord {
 /** The member of the record holding a route's first page. */
 export const RECORD_PAGE = { [EVENTS_ROUTE]: 'events', [HISTORY_ROUTE]: 'history' } as const satisfies Record<string, keyof ParticipantRecord>;
 
-/** Where a participant's record lives. */
+/**
+ * Where a participant's record lived before record packs (one file per participant), and where a
+ * snapshot of that time still holds it: read by the shim when the pack is absent.
+ */
 export function recordPath(id: string): string {
   return exactFilePath(['v1', 'participants', id]);
+}
+
+/**
+ * Bits of a record pack's number: 2^17 = 131,072 packs, about 23 records each at 3 million
+ * participants (about 10 KB stored). Part of the format: another value moves every record.
+ */
+export const RECORD_PACK_BITS = 17;
+/** How many record packs there are (most hold no record on a small network, and are not written). */
+export const RECORD_PACKS = 2 ** RECORD_PACK_BITS;
+/** The format of a record pack. */
+export const RECORD_PACK_FORMAT = 'peppol-snapshot/participant-records@1';
+
+/**
+ * The pack of a participant's record: the top RECORD_PACK_BITS bits of FNV-1a over the canonical id's
+ * UTF-16 code units, finished with murmur3's mixer (FNV-1a's low bits are poorly mixed).
+ */
+export function recordPackOf(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> (32 - RECORD_PACK_BITS);
+}
+
+/** Where a record pack lives: `f/participants/records/<pack, 5 hex digits>.json`. */
+export function recordPackPath(pack: number): string {
+  return `f/participants/records/${pack.toString(16).padStart(5, '0')}.json`;
+}
+
+/** A record pack: the records of its participants, by canonical id in code-point order. */
+export interface RecordPack {
+  format: typeof RECORD_PACK_FORMAT;
+  records: Record<string, ParticipantRecord>;
+}
+
+export function isRecordPack(body: unknown): body is RecordPack {
+  return typeof body === 'object' && body !== null && 'format' in body && body.format === RECORD_PACK_FORMAT && 'records' in body && typeof body.records === 'object' && body.records !== null;
 }
 
 /**

@@ -8,7 +8,7 @@ import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
 import { CUBE_PATH, cellRuns, cubeCounts, cubeTotal, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
-import { isParticipantRecord, RECORD_PAGE, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
+import { isParticipantRecord, isRecordPack, RECORD_PAGE, recordPackOf, recordPackPath, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, firstTrue, ListReader, scanReverse, SnapshotFormatError, type ScanOptions } from '../list-reader.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
 import type { Source } from './source.js';
@@ -19,13 +19,20 @@ import type { ComposeFn, Composers } from './types.js';
 // Single resources
 
 /**
- * A participant's record, or null when the participant is unknown. A snapshot built before the record
- * holds the ParticipantView itself at that path and each non-empty first page in a file of its own
- * (`v1/participants/<id>/events.json`, `…/history.json`): read as a record whose pages are read on
- * demand, so that this shim answers such a snapshot too and can be deployed before a snapshot with
- * records is published. That legacy path can go once no snapshot without records is served.
+ * A participant's record, or null when the participant is unknown: from its record pack. Where the
+ * pack is absent (no participant hashes to it, or a snapshot built before record packs), the
+ * participant's own path: a snapshot of that time holds the record there, and one built before records
+ * holds the ParticipantView itself, with each non-empty first page in a file of its own
+ * (`v1/participants/<id>/events.json`, `…/history.json`), read on demand. So this shim answers the
+ * snapshots of each format and can be deployed before a snapshot of the next is published; the
+ * fallback can go once no snapshot without record packs is served.
  */
 async function recordOf(src: Source, id: string): Promise<{ record: ParticipantRecord; legacy: boolean } | null> {
+  const pack = await src.json<unknown>(recordPackPath(recordPackOf(id)));
+  if (pack !== null) {
+    if (!isRecordPack(pack)) throw new SnapshotFormatError(`${recordPackPath(recordPackOf(id))} is not a record pack`);
+    return Object.hasOwn(pack.records, id) ? { record: pack.records[id]!, legacy: false } : null;
+  }
   const body = await src.json<unknown>(recordPath(id));
   if (body === null) return null;
   if (isParticipantRecord(body)) return { record: body, legacy: false };

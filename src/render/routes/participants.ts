@@ -1,11 +1,12 @@
 // Renders the participants family into the snapshot (docs/snapshot-format.md "Participants"):
-// - each participant's record `v1/participants/<id>` (its detail and the first pages of its events and
-//   history at default parameters, null when empty; src/api/participants/record.ts), and its events or
-//   history as a stored list when it holds more than one default page;
+// - each participant's record (its detail and the first pages of its events and history at default
+//   parameters, null when empty; src/api/participants/record.ts) in its record pack
+//   `f/participants/records/<pack>.json`, and its events or history as a stored list when it holds
+//   more than one default page;
 // - `v1/stats/participants`;
 // - the lists of `/v1/participants` and their first page: src/render/routes/participant-lists.ts.
-// A participant's files are its render unit (RenderContext.forEachParticipant: an incremental build
-// renders only the changed participants).
+// A participant's lists are its render unit, a record pack the pack's (RenderContext.forEachRecordPack:
+// an incremental build renders only the changed participants, and writes only their packs again).
 import { LIMIT_DEFAULT } from '../../api/params.js';
 import { DETAIL_ROUTE, EVENTS_ROUTE, HISTORY_ROUTE, LIST_ROUTE, STATS_ROUTE } from '../../api/participants/plan.js';
 import { apiViewOf, eventsPageOf, historyPageOf, statsOf } from '../../api/participants/query.js';
@@ -13,8 +14,8 @@ import type { SortKey } from '../../api/sort-keys.js';
 import { orderDirs, orderOf, sortKeyOf } from '../../api/routes/request.js';
 import { ROUTES } from '../../api/routes/table.js';
 import { participantEvents, participantHistory, participantRowsOf, type ParticipantRows, type SeatProvider } from '../../derive/participants/read.js';
-import type { ParticipantUnit, RenderContext } from '../context.js';
-import type { ParticipantRecord, RecordPage } from '../../api/participants/record.js';
+import { compareIds, recordPackUnit, type ParticipantUnit, type RenderContext } from '../context.js';
+import { RECORD_PACK_FORMAT, recordPackPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { statement } from '../../db/statements.js';
 import { renderParticipantsList, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
 import { apiTs, apiTsOrNull } from '../../api/time.js';
@@ -28,27 +29,47 @@ export interface ParticipantRenderOptions {
 const DEFAULTS: ParticipantRenderOptions = { perParticipantListMin: LIMIT_DEFAULT, trigramWritersMax: TRIGRAM_WRITERS_MAX };
 
 /**
- * Each participant's record (src/api/participants/record.ts), its one object under `v1/participants`:
- * the detail and the first pages of its history and events at default parameters (null when empty);
- * and, when its history or events hold more than `perParticipantListMin` items, that list as a stored
- * list (partition `[id]`). All of them belong to the participant's render unit (forEachParticipant).
+ * Each participant's record (src/api/participants/record.ts: the detail and the first pages of its
+ * history and events at default parameters, null when empty), in its record pack; and, when its
+ * history or events hold more than `perParticipantListMin` items, that list as a stored list
+ * (partition `[id]`). A participant's lists belong to its render unit, a pack to the pack's
+ * (forEachRecordPack): a pack holds the records rendered now and those kept from its previous file.
  */
 export function renderParticipantsDetail(ctx: RenderContext, opts: ParticipantRenderOptions = DEFAULTS): void {
   const providers = new Map<string, SeatProvider>();
   let batch = new Map<number, ParticipantRows>();
-  ctx.forEachParticipant(
-    (r) => {
-      const rows = batch.get(r.participant_id);
-      if (rows === undefined) throw new Error(`${DETAIL_ROUTE}: ${r.pid} has no view`);
-      const record = recordOf(r.pid, rows);
-      ctx.exact(['v1', 'participants', r.pid], record);
-      renderPerParticipant(ctx, HISTORY_ROUTE, r, record.history, opts);
-      renderPerParticipant(ctx, EVENTS_ROUTE, r, record.events, opts);
+  ctx.forEachRecordPack(
+    ({ pack, units, kept }) => {
+      const records = new Map<string, string>();
+      for (const [id, record] of kept) records.set(id, JSON.stringify(record));
+      for (const r of units) {
+        const rows = batch.get(r.participant_id);
+        if (rows === undefined) throw new Error(`${DETAIL_ROUTE}: ${r.pid} has no view`);
+        const record = recordOf(r.pid, rows);
+        records.set(r.pid, JSON.stringify(record));
+        ctx.inUnit(r.participant_id, () => {
+          renderPerParticipant(ctx, HISTORY_ROUTE, r, record.history, opts);
+          renderPerParticipant(ctx, EVENTS_ROUTE, r, record.events, opts);
+        });
+      }
+      if (records.size === 0) return;
+      ctx.recordsReport.packs++;
+      ctx.recordsReport.rendered += units.length;
+      ctx.recordsReport.kept += kept.size;
+      ctx.inUnit(recordPackUnit(pack), () => ctx.sink.put(recordPackPath(pack), packBody(records), 'application/json', 'mutable'));
     },
     (units) => {
-      batch = participantRowsOf(ctx.db, units.map((u) => u.participant_id), RECORD_HEAD, providers);
+      batch = participantRowsOf(ctx.db, units.map((u) => u.participant_id).sort((a, b) => a - b), RECORD_HEAD, providers);
     },
   );
+}
+
+const enc = new TextEncoder();
+
+/** A record pack's bytes: its records (JSON texts) by id in code-point order (src/api/participants/record.ts RecordPack). */
+export function packBody(records: ReadonlyMap<string, string>): Uint8Array {
+  const ids = [...records.keys()].sort(compareIds);
+  return enc.encode(`{"format":${JSON.stringify(RECORD_PACK_FORMAT)},"records":{${ids.map((id) => `${JSON.stringify(id)}:${records.get(id)!}`).join(',')}}}`);
 }
 
 /** The items of a participant's history or events a record is built from: a page and one more, to know whether more follow. */
