@@ -15,7 +15,7 @@ export interface RenderOptions {
   chunkMaxBytes: number;
 }
 
-/** A participant whose own files are rendered (see RenderContext.forEachParticipant). */
+/** A participant whose own files are rendered (see RenderContext.forEachRecordPack). */
 export interface ParticipantUnit {
   participant_id: number;
   pid: string;
@@ -195,7 +195,7 @@ export class RenderContext {
     /** The lists kept from build to build (none: every list is the build's, unit 0). */
     readonly lists?: ListStore,
     /**
-     * With every participant: forEachParticipant takes ranges of participant ids from here, shared with
+     * With every participant: forEachRecordPack takes ranges of record packs from here, shared with
      * another thread rendering the same route (src/render/offload.ts), instead of walking them all.
      */
     readonly batches?: { next(): [lo: number, hi: number] | null },

@@ -47,7 +47,7 @@ export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'participant
  * lists (12–17 s) and renders the rest.
  */
 export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'events.list', 'aps.churn', 'aps.churn_participants', 'hosts.detail', 'hosts.incidents'];
-/** The route both threads render, batch by batch (RenderContext.forEachParticipant). */
+/** The route both threads render, batch by batch (RenderContext.forEachRecordPack). */
 export const SHARED_ROUTE = 'participants.detail';
 
 /** The first unit of the worker's kept lists (the main thread's count down from -1). */
