@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
 import { runPublish } from '../src/publish/index.js';
+import { readStoredJson } from '../src/render/stored.js';
 import { urlPathOfExact } from '../src/render/verify.js';
 import { startServe as startServeCli, type Served } from './helpers/cli.js';
 import { builtSmallDemo, copyOfDb, copyOfSnapshot, smallDemo } from './helpers/demo-fixture.js';
@@ -94,12 +95,17 @@ describe('serve over a directory filled by publish', () => {
     const summary = await runPublish({ config: { ...config, publish: { ...config.publish, target: { type: 'directory', path: pub } } }, outDir: out });
     expect(summary.uploaded.objects).toBeGreaterThan(summary.files);
     published = await startServe(pub);
-    // Every exact file's URL (a sample of the participants'), and list pages after real cursors.
-    const exact = readManifest(out)
-      .filter((p) => p.startsWith('v1/') && p.endsWith('.json'))
-      .filter((p, i) => !p.startsWith('v1/participants/') || i % 7 === 0)
-      .map(urlPathOfExact);
-    const targets = [...exact, '/openapi.json', '/.well-known/api-catalog', '/health/db', '/v1/nowhere'];
+    // Every exact file's URL, a sample of the participants (from their record packs), and list pages
+    // after real cursors.
+    const files = readManifest(out);
+    const exact = files.filter((p) => p.startsWith('v1/') && p.endsWith('.json')).map(urlPathOfExact);
+    const participants = files
+      .filter((p) => p.startsWith('f/participants/records/'))
+      .flatMap((p) => Object.keys((readStoredJson(path.join(out, p)) as { records: Record<string, unknown> }).records))
+      .filter((_, i) => i % 7 === 0)
+      .map((id) => `/v1/participants/${encodeURIComponent(id)}`);
+    expect(participants.length).toBeGreaterThan(700);
+    const targets = [...exact, ...participants, '/openapi.json', '/.well-known/api-catalog', '/health/db', '/v1/nowhere'];
     for (const list of ['/v1/participants?limit=7&country=BE', '/v1/events?limit=5', '/v1/incidents?limit=3', '/v1/anomalies?limit=2', '/v1/participants?sort=name.desc&limit=30']) {
       let target: string | null = list;
       for (let page = 0; target && page < 4; page++) {
