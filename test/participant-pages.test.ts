@@ -34,8 +34,8 @@ import { compose } from '../src/edge/compose/index.js';
 import type { ReadStats } from '../src/edge/list-reader.js';
 import { parseParticipantId } from '../src/feeds/ids.js';
 import { runBuild } from '../src/render/build.js';
-import { RenderContext } from '../src/render/context.js';
-import { participantRenderers } from '../src/render/routes/participants.js';
+import { packRecordTexts, RenderContext } from '../src/render/context.js';
+import { packBody, participantRenderers } from '../src/render/routes/participants.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { writeManifest } from '../src/render/manifest.js';
 import { verifySnapshot } from '../src/render/verify.js';
@@ -362,6 +362,24 @@ describe('record packs', () => {
     expect(objects.filter((p) => p.startsWith('c/')).length).toBeGreaterThanOrEqual(2 * 2 + 2 * 5); // chunks of at most 30 items
     expect(objects.length).toBe(packsOf(P.all).size + lists.length + objects.filter((p) => p.startsWith('c/')).length);
     expect(objects.length / P.all.length).toBeLessThan(1.05);
+  });
+
+  it("a pack's records are read back as the texts written (sliced), or parsed when the text is laid out otherwise", () => {
+    const dec = new TextDecoder();
+    let n = 0;
+    for (const p of packsOf(P.all)) {
+      const text = readStored(path.join(out, p)).toString('utf8');
+      const texts = packRecordTexts(text);
+      const parsed = readStoredJson(path.join(out, p)) as { records: Record<string, unknown> };
+      expect(new Map(texts)).toEqual(new Map(Object.entries(parsed.records).map(([id, r]) => [id, JSON.stringify(r)])));
+      // Written again from the texts, the same bytes.
+      expect(dec.decode(packBody(texts))).toBe(text);
+      // Laid out otherwise: the same records, parsed.
+      expect(packRecordTexts(JSON.stringify(JSON.parse(text), null, 1))).toEqual(texts);
+      n += texts.size;
+    }
+    expect(n).toBe(P.all.length);
+    expect(() => packRecordTexts('{"records":{}}')).toThrow('not a record pack');
   });
 
   it('verify accepts both snapshots', () => {

@@ -7,7 +7,7 @@ import type { KeyOf } from '../edge/derived-keys.js';
 import { ListWriter, rawChunkOf, type FileSink, type ListWriterOptions, type RawChunk } from './lists.js';
 import { BUILD_UNIT, type DirectorySink } from './sink.js';
 import { readStored, readStoredJson } from './stored.js';
-import { isRecordPack, RECORD_PACKS, recordPackOf, recordPackPath } from '../api/participants/record.js';
+import { isRecordPack, RECORD_PACK_FORMAT, RECORD_PACKS, recordPackOf, recordPackPath } from '../api/participants/record.js';
 import { rawStatement, rowObjects } from '../db/statements.js';
 
 export interface RenderOptions {
@@ -39,8 +39,8 @@ export interface RecordPackUnits {
   pack: number;
   /** Its participants whose own files this build renders, by id in code-point order. */
   units: ParticipantUnit[];
-  /** The previous build's records of its other participants, by id (an incremental build). */
-  kept: Map<string, unknown>;
+  /** The previous build's records of its other participants, by id, as the JSON texts written (an incremental build). */
+  kept: Map<string, string>;
 }
 
 /** Code-point order of two ids (the order of a pack's records). */
@@ -77,6 +77,62 @@ function packMembers(db: Db): PackMembers {
   return { start, ids: out };
 }
 
+/** The index after the JSON string that starts at `i` (a '"'), or -1. */
+function stringEnd(t: string, i: number): number {
+  for (let k = i + 1; k < t.length; k++) {
+    const c = t.charCodeAt(k);
+    if (c === 0x5c) k++;
+    else if (c === 0x22) return k + 1;
+  }
+  return -1;
+}
+
+/**
+ * A record pack's records by id, each as the JSON text it holds (sliced, not parsed and serialised
+ * again: a cycle keeps about 23 records of every pack it writes); parsed when the text is not as
+ * packBody (src/render/routes/participants.ts) writes it. Throws when it is not a record pack.
+ */
+export function packRecordTexts(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const head = `{"format":${JSON.stringify(RECORD_PACK_FORMAT)},"records":{`;
+  sliced: if (text.startsWith(head) && text.endsWith('}}')) {
+    let i = head.length;
+    const end = text.length - 2;
+    while (i < end) {
+      if (text.charCodeAt(i) !== 0x22) break sliced;
+      const keyEnd = stringEnd(text, i);
+      if (keyEnd < 0 || text.charCodeAt(keyEnd) !== 0x3a) break sliced;
+      const id = JSON.parse(text.slice(i, keyEnd)) as string;
+      // The value: an object, to its balanced end (strings skipped).
+      const start = keyEnd + 1;
+      if (text.charCodeAt(start) !== 0x7b) break sliced;
+      let depth = 0;
+      let k = start;
+      for (; k < end; k++) {
+        const c = text.charCodeAt(k);
+        if (c === 0x22) {
+          k = stringEnd(text, k) - 1;
+          if (k < 0) break sliced;
+        } else if (c === 0x7b || c === 0x5b) depth++;
+        else if (c === 0x7d || c === 0x5d) {
+          depth--;
+          if (depth === 0) break;
+        }
+      }
+      if (depth !== 0) break sliced;
+      out.set(id, text.slice(start, k + 1));
+      i = k + 1;
+      if (i < end && text.charCodeAt(i++) !== 0x2c) break sliced;
+    }
+    if (i === end) return out;
+  }
+  const pack: unknown = JSON.parse(text);
+  if (!isRecordPack(pack)) throw new Error('not a record pack');
+  out.clear();
+  for (const [id, record] of Object.entries(pack.records)) out.set(id, JSON.stringify(record));
+  return out;
+}
+
 /** Participants grouped by record pack, in pack order, each pack's by id. */
 function byPack(units: readonly ParticipantUnit[]): RecordPackUnits[] {
   const m = new Map<number, ParticipantUnit[]>();
@@ -86,7 +142,7 @@ function byPack(units: readonly ParticipantUnit[]): RecordPackUnits[] {
     if (list === undefined) m.set(k, [u]);
     else list.push(u);
   }
-  return [...m.keys()].sort((a, b) => a - b).map((pack) => ({ pack, units: m.get(pack)!.sort((a, b) => compareIds(a.pid, b.pid)), kept: new Map<string, unknown>() }));
+  return [...m.keys()].sort((a, b) => a - b).map((pack) => ({ pack, units: m.get(pack)!.sort((a, b) => compareIds(a.pid, b.pid)), kept: new Map<string, string>() }));
 }
 
 /**
@@ -301,16 +357,16 @@ export class RenderContext {
     for (let i = 0; i < affected.length; i += PACK_BATCH) {
       const batch: RecordPackUnits[] = [];
       for (const pack of affected.slice(i, i + PACK_BATCH)) {
-        const kept = new Map<string, unknown>();
+        const kept = new Map<string, string>();
         const units = changed.get(pack) ?? [];
-        let previous: unknown = null;
+        let previous: Map<string, string> | null = null;
         try {
-          previous = this.readPrevious(recordPackPath(pack));
+          previous = packRecordTexts(readStored(path.join(this.sink.outDir, recordPackPath(pack))).toString('utf8'));
         } catch {
           // absent: no participant hashed to the pack at the previous build (or its file is lost)
         }
-        if (isRecordPack(previous)) {
-          for (const [id, record] of Object.entries(previous.records)) if (!changedIds.has(id)) kept.set(id, record);
+        if (previous !== null) {
+          for (const [id, text] of previous) if (!changedIds.has(id)) kept.set(id, text);
         } else {
           // Every other participant of the pack is rendered (its record is nowhere else).
           members ??= packMembers(this.db);

@@ -40,8 +40,7 @@ export function renderParticipantsDetail(ctx: RenderContext, opts: ParticipantRe
   let batch = new Map<number, ParticipantRows>();
   ctx.forEachRecordPack(
     ({ pack, units, kept }) => {
-      const records = new Map<string, string>();
-      for (const [id, record] of kept) records.set(id, JSON.stringify(record));
+      const records = new Map<string, string>(kept);
       for (const r of units) {
         const rows = batch.get(r.participant_id);
         if (rows === undefined) throw new Error(`${DETAIL_ROUTE}: ${r.pid} has no view`);
