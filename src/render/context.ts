@@ -133,8 +133,8 @@ export function packRecordTexts(text: string): Map<string, string> {
   return out;
 }
 
-/** Participants grouped by record pack, in pack order, each pack's by id. */
-function byPack(units: readonly ParticipantUnit[]): RecordPackUnits[] {
+/** Participants by record pack. */
+function groupByPack(units: Iterable<ParticipantUnit>): Map<number, ParticipantUnit[]> {
   const m = new Map<number, ParticipantUnit[]>();
   for (const u of units) {
     const k = recordPackOf(u.pid);
@@ -142,6 +142,12 @@ function byPack(units: readonly ParticipantUnit[]): RecordPackUnits[] {
     if (list === undefined) m.set(k, [u]);
     else list.push(u);
   }
+  return m;
+}
+
+/** Participants grouped by record pack, in pack order, each pack's by id. */
+function byPack(units: readonly ParticipantUnit[]): RecordPackUnits[] {
+  const m = groupByPack(units);
   return [...m.keys()].sort((a, b) => a - b).map((pack) => ({ pack, units: m.get(pack)!.sort((a, b) => compareIds(a.pid, b.pid)), kept: new Map<string, string>() }));
 }
 
@@ -345,13 +351,7 @@ export class RenderContext {
     // The changed participants (their ids as the ingested table has them: a participant no longer
     // listed leaves its pack too), and the listed ones among them, by pack.
     const changedIds = new Set(this.db.prepare('SELECT p.pid FROM temp.render_participants u JOIN participants p ON p.id = u.participant_id').pluck().all() as string[]);
-    const changed = new Map<number, ParticipantUnit[]>();
-    for (const u of rowObjects<ParticipantUnit>(rawStatement(this.db, `SELECT ${UNIT_COLUMNS_L} FROM temp.render_participants u JOIN participant_list l ON l.participant_id = u.participant_id`))) {
-      const k = recordPackOf(u.pid);
-      const list = changed.get(k);
-      if (list === undefined) changed.set(k, [u]);
-      else list.push(u);
-    }
+    const changed = groupByPack(rowObjects<ParticipantUnit>(rawStatement(this.db, `SELECT ${UNIT_COLUMNS_L} FROM temp.render_participants u JOIN participant_list l ON l.participant_id = u.participant_id`)));
     const affected = this.db.prepare('SELECT pack FROM temp.render_packs ORDER BY pack').pluck().all() as number[];
     let members: PackMembers | null = null;
     for (let i = 0; i < affected.length; i += PACK_BATCH) {

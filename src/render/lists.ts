@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import type { Direction, SortKey } from '../api/sort-keys.js';
 import { INDEX_FANOUT, LIST_FORMAT, LIST_FORMAT_DERIVED, LIST_FORMAT_HEAD, type FacetCounts, type HeadChunk, type IndexEntry, type IndexNode, type ListRoot } from '../edge/list-format.js';
 import { keyDerivation, type KeyOf } from '../edge/derived-keys.js';
+import { fnv1a } from '../api/fnv1a.js';
 
 export interface FileSink {
   /** Stores a file of the snapshot (the sink skips rewriting identical bytes and records the manifest). */
@@ -88,14 +89,7 @@ export function contentPath(body: Uint8Array): string {
   return `c/${h.slice(0, 2)}/${h.slice(2, 40)}.json`;
 }
 
-export function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
+export { fnv1a };
 
 export function addCounts(into: FacetCounts, from: FacetCounts): void {
   for (const [f, m] of Object.entries(from)) {
