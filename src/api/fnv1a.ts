@@ -1,5 +1,6 @@
 // FNV-1a (32-bit) over a string's UTF-16 code units. Edge-safe: the renderer's content-defined
-// boundaries (src/render/lists.ts) and the record packs' hash (src/api/participants/record.ts) use it.
+// boundaries (src/render/lists.ts), the record packs' hash (src/api/participants/record.ts) and the
+// demo's random stream names (src/demo/prng.ts) use it.
 
 /** FNV-1a of `s`, as an unsigned 32-bit integer. */
 export function fnv1a(s: string): number {

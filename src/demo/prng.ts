@@ -1,6 +1,7 @@
 // Deterministic pseudo-random numbers for the demo scenario. Nothing in src/demo uses Math.random or the
 // clock: every value is a pure function of (seed, stream, index...), so any participant, probe or window
 // can be recomputed on its own (random access) and the same seed always gives the same bytes.
+import { fnv1a } from '../api/fnv1a.js';
 
 /** murmur3 finaliser: a good 32-bit avalanche. */
 export function mix32(x: number): number {
@@ -25,12 +26,7 @@ export function hash32(a: number, b = 0, c = 0, d = 0, e = 0): number {
 
 /** FNV-1a over a string, for naming random streams (`streamId('participant')`). */
 export function streamId(name: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < name.length; i++) {
-    h ^= name.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
+  return fnv1a(name);
 }
 
 const rotl = (x: number, k: number): number => ((x << k) | (x >>> (32 - k))) >>> 0;
