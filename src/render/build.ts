@@ -267,6 +267,9 @@ function renderWith(
   // Renderers read from one consistent database state.
   db.exec('BEGIN');
   let participants: number | null = null;
+  /** An incremental build's changed participants and their record packs (ascending). */
+  let changedUnits: number[] = [];
+  let changedPacks: number[] = [];
   let lists: ListsReport | null = null;
   let uptime: UptimeReport | null = null;
   const records: RecordsReport = { packs: 0, rendered: 0, kept: 0 };
@@ -290,8 +293,9 @@ function renderWith(
       const onWorker = recordsPath === null ? [] : INCREMENTAL_OFFLOADED_ROUTES;
       if (!onWorker.includes('hosts.uptime')) collectUptimeChanges(db, plan.since, upto);
       if (!onWorker.includes('events.list')) collectEventChanges(db, plan.since, upto);
-      const units = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
-      state.retireUnits([BUILD_UNIT, ...units, ...collectChangedPacks(db).map(recordPackUnit)]);
+      changedUnits = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
+      changedPacks = collectChangedPacks(db);
+      state.retireUnits([BUILD_UNIT, ...changedUnits, ...changedPacks.map(recordPackUnit)]);
     } else {
       state.forgetAll();
     }
@@ -302,7 +306,7 @@ function renderWith(
     const renderOpts = { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes };
     // A killed build may have rewritten list roots on disk: write the lists in full then.
     const store = state.listStore(plan.mode === 'incremental' && !plan.recovering, opts.listPatchLimit);
-    const offload = recordsPath === null ? null : startOffload(opts, plan, { recordsPath, renderOpts, emptyAtStart, db, state, upto, recorded });
+    const offload = recordsPath === null ? null : startOffload(opts, plan, { recordsPath, renderOpts, emptyAtStart, db, state, upto, recorded, changedUnits, changedPacks });
     const ctx = new RenderContext(db, opts.nowMs, sink, renderOpts, jsonBody,
       progress,
       plan.mode === 'incremental' ? 'changed' : 'all',
@@ -333,8 +337,8 @@ function renderWith(
       // The status page, the feed and the API page: from the same database state (src/render/site/).
       progress(`render: ${SITE_RENDER}`);
       timedRender(routes, SITE_RENDER, () => renderSite(sink, { db, nowMs: opts.nowMs, baseUrl: render.base_url, openapi }));
-      // The main thread's share of the route both threads render (src/render/offload.ts; a full
-      // build's: an incremental build's worker does not render it, and the loop above did).
+      // The main thread's share of the route both threads render (src/render/offload.ts), after the
+      // loop above: the worker takes batches meanwhile.
       if (offload?.routes.includes(SHARED_ROUTE) === true) {
         progress(`render: ${SHARED_ROUTE} (with the worker)`);
         timedRender(routes, SHARED_ROUTE, () => RENDERERS[SHARED_ROUTE]!(ctx));
@@ -411,13 +415,30 @@ function renderWith(
 function startOffload(
   opts: BuildOptions,
   plan: RenderPlan,
-  a: { recordsPath: string; renderOpts: RenderOptions; emptyAtStart: boolean; db: ReturnType<typeof openDb>; state: RenderState; upto: number; recorded: RecordedState | null },
+  a: {
+    recordsPath: string;
+    renderOpts: RenderOptions;
+    emptyAtStart: boolean;
+    db: ReturnType<typeof openDb>;
+    state: RenderState;
+    upto: number;
+    recorded: RecordedState | null;
+    changedUnits: number[];
+    changedPacks: number[];
+  },
 ): Offload {
   const job = { dbPath: opts.dbPath, outDir: opts.outDir, recordsPath: a.recordsPath, nowMs: opts.nowMs, opts: a.renderOpts, fresh: a.emptyAtStart };
   if (plan.mode === 'full') {
     return Offload.start({ ...job, routes: OFFLOADED_ROUTES, stateFile: a.recorded === null ? null : a.state.file, packs: { min: 0, max: RECORD_PACKS - 1 }, incremental: null });
   }
-  return Offload.start({ ...job, routes: INCREMENTAL_OFFLOADED_ROUTES, stateFile: a.state.file, packs: { min: 0, max: -1 }, incremental: { since: plan.since, upto: a.upto } });
+  // The changed packs are shared by position: both threads list the same ones, ascending.
+  return Offload.start({
+    ...job,
+    routes: INCREMENTAL_OFFLOADED_ROUTES,
+    stateFile: a.state.file,
+    packs: { min: 0, max: a.changedPacks.length - 1 },
+    incremental: { since: plan.since, upto: a.upto, participants: a.changedUnits },
+  });
 }
 
 /** The manifest.json an earlier build wrote (the plan checked its hash). */

@@ -257,8 +257,9 @@ export class RenderContext {
     /** The lists kept from build to build (none: every list is the build's, unit 0). */
     readonly lists?: ListStore,
     /**
-     * With every participant: forEachRecordPack takes ranges of record packs from here, shared with
-     * another thread rendering the same route (src/render/offload.ts), instead of walking them all.
+     * forEachRecordPack takes ranges from here, shared with another thread rendering the same route
+     * (src/render/offload.ts), instead of walking them all: of record packs with every participant,
+     * of positions in the changed packs (ascending) with the changed ones.
      */
     readonly batches?: { next(): [lo: number, hi: number] | null },
   ) {}
@@ -354,9 +355,17 @@ export class RenderContext {
     const changed = groupByPack(rowObjects<ParticipantUnit>(rawStatement(this.db, `SELECT ${UNIT_COLUMNS_L} FROM temp.render_participants u JOIN participant_list l ON l.participant_id = u.participant_id`)));
     const affected = this.db.prepare('SELECT pack FROM temp.render_packs ORDER BY pack').pluck().all() as number[];
     let members: PackMembers | null = null;
-    for (let i = 0; i < affected.length; i += PACK_BATCH) {
+    // With shared batches, positions in `affected` (the other thread lists the same packs).
+    let local = 0;
+    const next = (): [number, number] | null => {
+      if (this.batches !== undefined) return this.batches.next();
+      const lo = local;
+      local += PACK_BATCH;
+      return lo >= affected.length ? null : [lo, lo + PACK_BATCH];
+    };
+    for (let b = next(); b !== null; b = next()) {
       const batch: RecordPackUnits[] = [];
-      for (const pack of affected.slice(i, i + PACK_BATCH)) {
+      for (const pack of affected.slice(b[0], b[1])) {
         const kept = new Map<string, string>();
         const units = changed.get(pack) ?? [];
         let previous: Map<string, string> | null = null;

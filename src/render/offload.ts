@@ -10,7 +10,7 @@
 //   WORKER_UNIT_BASE down, apart from the main thread's (from -1 down).
 // - An incremental build (not one after a killed build): the worker renders
 //   INCREMENTAL_OFFLOADED_ROUTES, the uptime lists and the event feed's lists, patched or written
-//   again from their kept files as on the main thread. What each kept list held, and the hashes of
+//   again from their kept files as on the main thread, then its share of the changed record packs. What each kept list held, and the hashes of
 //   the previous build, it reads from a read-only snapshot of the state as the previous build
 //   committed it (src/render/state.ts recordedState); it records the lists it drops
 //   (`dropped_lists`), the files its lists no longer hold (`retired_files`), the paths whose manifest
@@ -44,9 +44,10 @@ export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'participant
  * The routes an incremental build renders in the worker: the uptime lists and the event feed's lists
  * (at `peppol` about 10 and 5 s of a sweep cycle's render), kept apart from every other route's lists,
  * and four routes of unit 0 only (about a second each), while the main thread patches the participant
- * lists (12–17 s) and renders the rest.
+ * lists (16–24 s) and renders the rest; then both threads share the changed record packs
+ * (SHARED_ROUTE: 8,200 packs, 15–24 s on the main thread alone in a sweep cycle).
  */
-export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'events.list', 'aps.churn', 'aps.churn_participants', 'hosts.detail', 'hosts.incidents'];
+export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'events.list', 'aps.churn', 'aps.churn_participants', 'hosts.detail', 'hosts.incidents', 'participants.detail'];
 /** The route both threads render, batch by batch (RenderContext.forEachRecordPack). */
 export const SHARED_ROUTE = 'participants.detail';
 
@@ -71,6 +72,8 @@ export const RECORDS_DDL = `
 export interface IncrementalJob {
   since: number;
   upto: number;
+  /** The participants whose own files are rendered again (the main thread's `temp.render_participants`). */
+  participants: number[];
 }
 
 /** What the worker is given (workerData). */
@@ -91,7 +94,10 @@ export interface OffloadJob {
   incremental: IncrementalJob | null;
   /** Shared words: [0] status (0 running, 1 done, 2 failed), [1] files put so far, [2] next batch of SHARED_ROUTE, [3] 1 once the script runs. */
   shared: SharedArrayBuffer;
-  /** The record packs SHARED_ROUTE's batches cover (RenderContext.forEachRecordPack). */
+  /**
+   * What SHARED_ROUTE's batches cover (RenderContext.forEachRecordPack): a full build's record packs;
+   * an incremental build's positions in its changed packs, ascending (collectChangedPacks).
+   */
   packs: { min: number; max: number };
   port: MessagePort;
 }
@@ -114,8 +120,8 @@ export function timedRender(routes: Record<string, { seconds: number }>, id: str
 }
 
 /**
- * The batches of SHARED_ROUTE, shared by both threads: ranges of PACK_BATCH record packs from
- * `packs.min`, each taken once.
+ * The batches of SHARED_ROUTE, shared by both threads: ranges of PACK_BATCH record packs (or, in an
+ * incremental build, positions in its changed packs) from `packs.min`, each taken once.
  */
 export class SharedBatches {
   private readonly words: Int32Array;
@@ -126,7 +132,7 @@ export class SharedBatches {
     this.words = new Int32Array(shared);
   }
 
-  /** The next range [lo, hi) of record packs, or null when every range is taken. */
+  /** The next range [lo, hi) of record packs (or positions), or null when every range is taken. */
   next(): [number, number] | null {
     const k = Atomics.add(this.words, 2, 1);
     const lo = this.packs.min + k * PACK_BATCH;

@@ -9,7 +9,7 @@ import { RenderContext, type ListStore } from './context.js';
 import { keptListStore, recordsListStore, SharedBatches, timedRender, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
 import { RENDERERS } from './routes/index.js';
 import { DirectorySink } from './sink.js';
-import { collectEventChanges, collectUptimeChanges, recordedState } from './state.js';
+import { collectChangedPacks, collectEventChanges, collectUptimeChanges, recordedState, useChangedParticipants } from './state.js';
 
 // The job the main thread started this worker with (src/render/offload.ts Offload.start).
 const job = workerData as OffloadJob;
@@ -42,10 +42,13 @@ function run(): OffloadReport {
       // The change set, collected on this connection as the main thread collects it on its own.
       collectUptimeChanges(db, inc.since, inc.upto);
       collectEventChanges(db, inc.since, inc.upto);
+      // The changed participants as the main thread collected them, and so the same packs.
+      useChangedParticipants(db, inc.participants);
+      collectChangedPacks(db);
       lists = keptListStore(records, recorded);
     }
     const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh, previousSha: recorded?.sha });
-    const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, inc === null ? 'all' : 'changed', lists, inc === null ? new SharedBatches(job.shared, job.packs) : undefined);
+    const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, inc === null ? 'all' : 'changed', lists, new SharedBatches(job.shared, job.packs));
     const routes: OffloadReport['routes'] = {};
     for (const id of job.routes) {
       const render = RENDERERS[id];

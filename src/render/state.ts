@@ -426,17 +426,28 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
 }
 
 /**
+ * Fills `temp.render_participants` with the given participants: the set the main thread collected
+ * (collectChangedParticipants), on another connection (the worker of an incremental build).
+ */
+export function useChangedParticipants(db: Db, ids: readonly number[]): void {
+  db.exec('DROP TABLE IF EXISTS temp.render_participants; CREATE TEMP TABLE render_participants (participant_id INTEGER PRIMARY KEY)');
+  const ins = db.prepare('INSERT OR IGNORE INTO temp.render_participants (participant_id) VALUES (?)');
+  for (const id of ids) ins.run(id);
+}
+
+/**
  * Fills `temp.render_packs` with the record packs (src/api/participants/record.ts) of the participants
  * in `temp.render_participants` (collectChangedParticipants): the packs this build writes again.
- * Returns them.
+ * Returns them, ascending (the order RenderContext.forEachRecordPack takes them in).
  */
 export function collectChangedPacks(db: Db): number[] {
   db.exec('DROP TABLE IF EXISTS temp.render_packs; CREATE TEMP TABLE render_packs (pack INTEGER PRIMARY KEY)');
   const packs = new Set<number>();
   for (const pid of db.prepare('SELECT p.pid FROM temp.render_participants u JOIN participants p ON p.id = u.participant_id').pluck().iterate() as IterableIterator<string>) packs.add(recordPackOf(pid));
   const ins = db.prepare('INSERT INTO temp.render_packs (pack) VALUES (?)');
-  for (const k of packs) ins.run(k);
-  return [...packs];
+  const sorted = [...packs].sort((a, b) => a - b);
+  for (const k of sorted) ins.run(k);
+  return sorted;
 }
 
 /**
