@@ -313,7 +313,6 @@ function renderWith(
       store,
       offload?.batches,
     );
-    if (offload !== null) ctx.elsewhere = new Set(offload.routes);
     // The discovery documents depend on the configuration, not on the database. openapi.json is complete
     // for the snapshot's policy and base URL; the edge serves it regenerated from its components.schemas
     // for the policy in force and the origin serving it (src/edge/openapi.ts).
@@ -356,8 +355,7 @@ function renderWith(
       const report = offload.join(progress);
       // Both threads' seconds in SHARED_ROUTE: the longer span.
       for (const [id, r] of Object.entries(report.routes)) routes[id] = { seconds: Math.max(r.seconds, routes[id]?.seconds ?? 0) };
-      // A full build's participant lists are written by both threads (the worker's index lists).
-      lists = lists !== null && report.lists !== null ? { ...lists, lists: lists.lists + report.lists.lists } : (lists ?? report.lists);
+      lists ??= report.lists;
       uptime ??= report.uptime;
       events ??= report.events;
       addRecords(report.records);

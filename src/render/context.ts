@@ -238,11 +238,6 @@ export class RenderContext {
   readonly recordsReport: RecordsReport = { packs: 0, rendered: 0, kept: 0 };
   /** Set by the participant lists' renderer. */
   listsReport: ListsReport | null = null;
-  /**
-   * Parts of routes that another thread renders in this build (src/render/offload.ts: a full build's
-   * worker), which the route's renderer here leaves out.
-   */
-  elsewhere: ReadonlySet<string> = new Set();
   /** Set by the uptime lists' renderer. */
   uptimeReport: UptimeReport | null = null;
 
