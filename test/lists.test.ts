@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints, compareKeys, type Direction, type SortKey } from '../src/api/sort-keys.js';
-import { fnv1a, ListWriter, rawChunkOf, type FileSink } from '../src/render/lists.js';
+import { fnv1a } from '../src/api/fnv1a.js';
+import { ListWriter, rawChunkOf, type FileSink } from '../src/render/lists.js';
 import { patchList, type PatchOp } from '../src/render/list-patch.js';
 import { composePage, ListReader, scanReverse } from '../src/edge/list-reader.js';
 import { facetCount, LIST_FORMAT, LIST_FORMAT_DERIVED, LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../src/edge/list-format.js';

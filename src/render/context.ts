@@ -328,19 +328,28 @@ export class RenderContext {
     }
   }
 
+  /**
+   * The ranges [lo, hi) of PACK_BATCH positions among `count` that this thread takes: from the shared
+   * batches when there are, else all of them in order (`hi` may pass `count`).
+   */
+  private batchRanges(count: number): () => [number, number] | null {
+    const shared = this.batches;
+    if (shared !== undefined) return () => shared.next();
+    let lo = 0;
+    return () => {
+      if (lo >= count) return null;
+      lo += PACK_BATCH;
+      return [lo - PACK_BATCH, lo];
+    };
+  }
+
   /** The packs of forEachRecordPack, a batch at a time. */
   private *recordPackBatches(): Generator<RecordPackUnits[]> {
     const unitsOf = (ids: ArrayLike<number>): ParticipantUnit[] =>
       ids.length === 0 ? [] : [...rowObjects<ParticipantUnit>(rawStatement(this.db, `SELECT ${UNIT_COLUMNS} FROM participant_list WHERE participant_id IN (SELECT value FROM json_each(?))`), JSON.stringify(Array.from(ids)))];
     if (this.participants === 'all') {
       const members = packMembers(this.db);
-      let local = 0;
-      const next = (): [number, number] | null => {
-        if (this.batches !== undefined) return this.batches.next();
-        const lo = local;
-        local += PACK_BATCH;
-        return lo >= RECORD_PACKS ? null : [lo, lo + PACK_BATCH];
-      };
+      const next = this.batchRanges(RECORD_PACKS);
       for (let b = next(); b !== null; b = next()) {
         const lo = Math.min(b[0], RECORD_PACKS);
         const hi = Math.min(b[1], RECORD_PACKS);
@@ -355,14 +364,8 @@ export class RenderContext {
     const changed = groupByPack(rowObjects<ParticipantUnit>(rawStatement(this.db, `SELECT ${UNIT_COLUMNS_L} FROM temp.render_participants u JOIN participant_list l ON l.participant_id = u.participant_id`)));
     const affected = this.db.prepare('SELECT pack FROM temp.render_packs ORDER BY pack').pluck().all() as number[];
     let members: PackMembers | null = null;
-    // With shared batches, positions in `affected` (the other thread lists the same packs).
-    let local = 0;
-    const next = (): [number, number] | null => {
-      if (this.batches !== undefined) return this.batches.next();
-      const lo = local;
-      local += PACK_BATCH;
-      return lo >= affected.length ? null : [lo, lo + PACK_BATCH];
-    };
+    // Positions in `affected` (with shared batches, the other thread lists the same packs).
+    const next = this.batchRanges(affected.length);
     for (let b = next(); b !== null; b = next()) {
       const batch: RecordPackUnits[] = [];
       for (const pack of affected.slice(b[0], b[1])) {

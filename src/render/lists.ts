@@ -89,8 +89,6 @@ export function contentPath(body: Uint8Array): string {
   return `c/${h.slice(0, 2)}/${h.slice(2, 40)}.json`;
 }
 
-export { fnv1a };
-
 export function addCounts(into: FacetCounts, from: FacetCounts): void {
   for (const [f, m] of Object.entries(from)) {
     const t = (into[f] ??= {});

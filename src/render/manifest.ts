@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { storedEncoding } from '../api/paths.js';
-import { fnv1a } from './lists.js';
+import { fnv1a } from '../api/fnv1a.js';
 import type { DirectorySink, ManifestEntry } from './sink.js';
 
 export const MANIFEST_FORMAT = 'peppol-snapshot/manifest@1';

@@ -390,6 +390,9 @@ export function changedSeats(before: Map<string, string>, after: Map<string, str
   return out;
 }
 
+/** `temp.render_participants`, created empty (collectChangedParticipants, useChangedParticipants). */
+const RENDER_PARTICIPANTS_DDL = 'DROP TABLE IF EXISTS temp.render_participants; CREATE TEMP TABLE render_participants (participant_id INTEGER PRIMARY KEY)';
+
 /**
  * Fills `temp.render_participants` with the participants whose own files this build renders again:
  * those the change set names after `since`, and those whose endpoints name a seat whose identity
@@ -397,7 +400,7 @@ export function changedSeats(before: Map<string, string>, after: Map<string, str
  * changed list row, or a changed name of their serving seat). Returns how many of the first.
  */
 export function collectChangedParticipants(db: Db, since: number, upto: number, seats: Set<string>): number {
-  db.exec('DROP TABLE IF EXISTS temp.render_participants; CREATE TEMP TABLE render_participants (participant_id INTEGER PRIMARY KEY)');
+  db.exec(RENDER_PARTICIPANTS_DDL);
   db.prepare("INSERT OR IGNORE INTO temp.render_participants SELECT key FROM derive_changes WHERE kind = 'participant' AND seq > ? AND seq <= ?").run(since, upto);
   // Of these, the participants whose list item may differ (src/derive/changes.ts ITEM_CHANGE_KIND),
   // and below those who show a changed seat's name.
@@ -430,7 +433,7 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
  * (collectChangedParticipants), on another connection (the worker of an incremental build).
  */
 export function useChangedParticipants(db: Db, ids: readonly number[]): void {
-  db.exec('DROP TABLE IF EXISTS temp.render_participants; CREATE TEMP TABLE render_participants (participant_id INTEGER PRIMARY KEY)');
+  db.exec(RENDER_PARTICIPANTS_DDL);
   const ins = db.prepare('INSERT OR IGNORE INTO temp.render_participants (participant_id) VALUES (?)');
   for (const id of ids) ins.run(id);
 }
