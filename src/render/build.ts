@@ -21,7 +21,7 @@ import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { deriveApart, fullDeriveDue } from '../derive/apart.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RECORD_PACKS } from '../api/participants/record.js';
-import { recordPackUnit, RenderContext, type EventsReport, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
+import { recordPackUnit, RENDER_TEMP_CACHE_KIB, RenderContext, type EventsReport, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
@@ -151,8 +151,6 @@ export function isoNow(ms: number): string {
   return s.endsWith('.000Z') ? `${s.slice(0, -5)}Z` : s;
 }
 
-/** Page cache of SQLite's temporary database (sorts, the trigram table) while rendering, in KiB. */
-const RENDER_TEMP_CACHE_KIB = 64 * 1024;
 /**
  * Page cache of the database while rendering, in KiB (derive uses the connection's 256 MiB). Rendering
  * reads mostly in index order, and its random reads (a participant's rows) span far more than any
@@ -313,6 +311,7 @@ function renderWith(
       store,
       offload?.batches,
     );
+    if (offload !== null) ctx.elsewhere = new Set(offload.routes);
     // The discovery documents depend on the configuration, not on the database. openapi.json is complete
     // for the snapshot's policy and base URL; the edge serves it regenerated from its components.schemas
     // for the policy in force and the origin serving it (src/edge/openapi.ts).
@@ -355,7 +354,8 @@ function renderWith(
       const report = offload.join(progress);
       // Both threads' seconds in SHARED_ROUTE: the longer span.
       for (const [id, r] of Object.entries(report.routes)) routes[id] = { seconds: Math.max(r.seconds, routes[id]?.seconds ?? 0) };
-      lists ??= report.lists;
+      // A full build's participant lists are written by both threads (the worker's index lists).
+      lists = lists !== null && report.lists !== null ? { ...lists, lists: lists.lists + report.lists.lists } : (lists ?? report.lists);
       uptime ??= report.uptime;
       events ??= report.events;
       addRecords(report.records);

@@ -27,6 +27,12 @@ export interface ParticipantUnit {
 const UNIT_COLUMNS = 'participant_id, pid, name, first_seen_at';
 const UNIT_COLUMNS_L = 'l.participant_id, l.pid, l.name, l.first_seen_at';
 
+/**
+ * Page cache of SQLite's temporary database (sorts, the trigram table) while rendering, in KiB: the
+ * main thread's connection (src/render/build.ts) and the worker's (src/render/render-worker.ts).
+ */
+export const RENDER_TEMP_CACHE_KIB = 64 * 1024;
+
 /** Record packs per batch of forEachRecordPack (about 1,500 participants at `peppol`). */
 export const PACK_BATCH = 64;
 
@@ -238,6 +244,11 @@ export class RenderContext {
   readonly recordsReport: RecordsReport = { packs: 0, rendered: 0, kept: 0 };
   /** Set by the participant lists' renderer. */
   listsReport: ListsReport | null = null;
+  /**
+   * Parts of routes that another thread renders in this build (src/render/offload.ts: a full build's
+   * worker), which the route's renderer here leaves out.
+   */
+  elsewhere: ReadonlySet<string> = new Set();
   /** Set by the uptime lists' renderer. */
   uptimeReport: UptimeReport | null = null;
 

@@ -32,14 +32,18 @@ import Database from 'better-sqlite3';
 import { PACK_BATCH, type EventsReport, type ListStore, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
 import type { SinkStats } from './sink.js';
 import type { RecordedState } from './state.js';
+import { INDEX_LISTS_PART } from './routes/participant-lists.js';
 
 /**
- * The routes a full build renders in the worker: the uptime lists, then its share of the participants'
- * own files (SHARED_ROUTE). The main thread renders every other route, then takes its share of
- * SHARED_ROUTE too: both threads take batches of participants from one shared counter until none is
- * left, so they end about together whatever the mix of hosts and participants.
+ * The routes a full build renders in the worker: the uptime lists, the participant lists' two index
+ * lists (INDEX_LISTS_PART: a part of participants.list, which the main thread's renderer then leaves
+ * out), then its share of the participants' record packs (SHARED_ROUTE). The main thread renders every
+ * other route, then takes its share of SHARED_ROUTE too: both threads take batches of packs from one
+ * shared counter until none is left, so they end about together whatever the mix of hosts and
+ * participants. (Without the index lists the worker ran out of packs while the main thread was still
+ * writing the participant lists, about 140 s before it at `peppol`: docs/benchmarks.md.)
  */
-export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'participants.detail'];
+export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', INDEX_LISTS_PART, 'participants.detail'];
 /**
  * The routes an incremental build renders in the worker: the uptime lists and the event feed's lists
  * (at `peppol` about 10 and 5 s of a sweep cycle's render), kept apart from every other route's lists,

@@ -234,10 +234,23 @@ function writeGroupedLists(ctx: RenderContext, rows: Iterable<ListRow & { group:
  */
 export const TRIGRAM_WRITERS_MAX = 8192;
 
-/** Writes every list; returns how many. */
+/**
+ * The renderer of the participant lists' two index lists (the identifier index and the cell list) on
+ * their own: a full build's worker writes them while the main thread writes the other lists
+ * (src/render/offload.ts OFFLOADED_ROUTES; the main thread's participants.list then leaves them out,
+ * RenderContext.elsewhere). An incremental build writes them with the others.
+ */
+export const INDEX_LISTS_PART = 'participants.list:index-lists';
+
+export function renderParticipantIndexLists(ctx: RenderContext): void {
+  const n = writeIndexLists(ctx, curatedSeatNames(ctx.db));
+  ctx.listsReport = { mode: 'written', lists: n, chunks_read: 0 };
+}
+
+/** Writes every list (but the index lists where another thread writes them); returns how many. */
 function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, trigramWritersMax: number, trigramCounts: Map<string, number>): number {
   const { db } = ctx;
-  let lists = MAIN_LIST_SORTS.length + 1;
+  let lists = MAIN_LIST_SORTS.length;
   const dflt = listOrder(DEFAULT_SORT);
   const dfltDirs = orderDirs(dflt);
   // The main lists other than the default order, one pass each, which also writes the posting lists
@@ -301,6 +314,33 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     lists += trigrams.size;
   }
 
+  if (!ctx.elsewhere.has(INDEX_LISTS_PART)) lists += writeIndexLists(ctx, seatNames);
+
+  // The trigrams left over: their (trigram, participant) pairs go into a plain temporary table
+  // (appends), and one index built afterwards (SQLite's external sort) gives them in list order;
+  // nothing participant-sized is held in memory (the temporary database is on disk while rendering).
+  if (overflow.size > 0) {
+    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL)');
+    try {
+      const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
+      const insertBatch = db.transaction((rows: NameRow[]) => {
+        for (const r of rows) for (const t of trigramsOf(foldName(r.name))) if (overflow.has(t)) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
+      });
+      for (const rows of namedParticipants(ctx)) insertBatch(rows);
+      db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
+      const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
+      const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
+      lists += writeGroupedLists(ctx, rowObjects<ListRow & { group: string }>(db.prepare(sql)), trigramPartition, seatNames);
+    } finally {
+      db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
+    }
+  }
+  return lists;
+}
+
+/** Writes the identifier index and the cell list, a sorted pass each; returns how many lists (2). */
+function writeIndexLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>): number {
+  const { db } = ctx;
   // The identifier index: [value, id] ascending (rule 1 of the participant list).
   {
     const w = ctx.list(LIST_ROUTE, ID_INDEX_PARTITION, ID_INDEX_DIRS, undefined, derivedKeys(LAYOUT, PARTICIPANT_KEYS.ids), true);
@@ -324,29 +364,8 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       prev = key;
     }
     w.finish();
-    lists++;
   }
-
-  // The trigrams left over: their (trigram, participant) pairs go into a plain temporary table
-  // (appends), and one index built afterwards (SQLite's external sort) gives them in list order;
-  // nothing participant-sized is held in memory (the temporary database is on disk while rendering).
-  if (overflow.size > 0) {
-    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL)');
-    try {
-      const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
-      const insertBatch = db.transaction((rows: NameRow[]) => {
-        for (const r of rows) for (const t of trigramsOf(foldName(r.name))) if (overflow.has(t)) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
-      });
-      for (const rows of namedParticipants(ctx)) insertBatch(rows);
-      db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
-      const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
-      const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
-      lists += writeGroupedLists(ctx, rowObjects<ListRow & { group: string }>(db.prepare(sql)), trigramPartition, seatNames);
-    } finally {
-      db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
-    }
-  }
-  return lists;
+  return 2;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import { participantEvents, participantHistory, participantRowsOf, type Particip
 import { compareIds, recordPackUnit, type ParticipantUnit, type RenderContext } from '../context.js';
 import { RECORD_PACK_FORMAT, recordPackPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { statement } from '../../db/statements.js';
-import { renderParticipantsList, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
+import { INDEX_LISTS_PART, renderParticipantIndexLists, renderParticipantsList, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
 import { apiTs, apiTsOrNull } from '../../api/time.js';
 
 export interface ParticipantRenderOptions {
@@ -125,6 +125,8 @@ export function participantRenderers(opts: Partial<ParticipantRenderOptions> = {
   const o = { ...DEFAULTS, ...opts };
   return {
     [LIST_ROUTE]: (ctx) => renderParticipantsList(ctx, o.trigramWritersMax),
+    // Not a route: a part of LIST_ROUTE that a full build's worker renders (src/render/offload.ts).
+    [INDEX_LISTS_PART]: renderParticipantIndexLists,
     // One renderer writes each participant's record (detail, first pages of history and events) and
     // its stored lists; the events and history routes have no files of their own to render.
     [DETAIL_ROUTE]: (ctx) => renderParticipantsDetail(ctx, o),
