@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { Db } from '../db/index.js';
 import type { HostJob, HostOutput } from './hosts/compute.js';
-import type { ParticipantRange, RangeJob } from './participants/range.js';
+import type { PackedRange, RangeJob } from './participants/range.js';
 
 /** What the step's thread gives a worker when it starts it. */
 export interface DeriveWorkerData {
@@ -29,7 +29,7 @@ export interface DeriveWorkerData {
 /** A job: a host to recompute, or a range of participant ids to derive. */
 export type DeriveJob = { kind: 'host'; job: HostJob } | { kind: 'participants'; job: RangeJob };
 /** What a job gives. */
-export type DeriveResult = { kind: 'host'; out: HostOutput } | { kind: 'participants'; out: ParticipantRange };
+export type DeriveResult = { kind: 'host'; out: HostOutput } | { kind: 'participants'; out: PackedRange };
 /** The job and the result of one kind. */
 export type JobOf<K extends DeriveJob['kind']> = Extract<DeriveJob, { kind: K }>['job'];
 export type ResultOf<K extends DeriveJob['kind']> = Extract<DeriveResult, { kind: K }>['out'];

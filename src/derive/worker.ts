@@ -5,7 +5,7 @@
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { openDb, type Db } from '../db/index.js';
 import { computeHost, ProbeReader } from './hosts/compute.js';
-import { RangeReader } from './participants/range.js';
+import { packRange, RangeReader } from './participants/range.js';
 import type { DeriveJob, DeriveResult, DeriveWorkerData, DeriveWorkerMessage } from './pool.js';
 
 // The data DerivePool.open started this worker with.
@@ -33,7 +33,7 @@ function run(job: DeriveJob): DeriveResult {
       return { kind: 'host', out: computeHost(probes, job.job) };
     case 'participants':
       ranges ??= new RangeReader(conn());
-      return { kind: 'participants', out: ranges.derive(job.job) };
+      return { kind: 'participants', out: packRange(ranges.derive(job.job)) };
   }
 }
 

@@ -3,7 +3,8 @@
 // threads (src/derive/pool.ts), each with a read connection of its own, and in its own thread
 // otherwise. Both run this code, so the rows are the same either way.
 import type { Db } from '../../db/index.js';
-import { deriveParticipant, type DirObs, type ParticipantDerivation, type ParticipantKey, type SmlObs, type SmpObs } from './derive.js';
+import type { NewEvent } from '../events.js';
+import { deriveParticipant, type DirObs, type HistoryRow, type ListRow, type ParticipantDerivation, type ParticipantKey, type SmlObs, type SmpObs } from './derive.js';
 import { EndpointSets, type EndpointSet } from './endpoints.js';
 
 export const DIR_COLS = 'participant_id, at, present, has_card, name, country, registration_date';
@@ -44,6 +45,53 @@ export interface RangeJob {
 
 /** The participants of a range that have an observation, in id order, with what deriveParticipant gives. */
 export type ParticipantRange = [id: number, derived: ParticipantDerivation][];
+
+/** The columns of participant_list after participant_id, in the order the step binds them. */
+export const LIST_ROW_COLUMNS = ['pid', 'scheme', 'value', 'name', 'country', 'registration_date', 'has_card', 'directory_present', 'directory_since', 'registered', 'registration_since', 'smp', 'ap_seat_id', 'endpoint_set_id', 'provenance', 'first_seen_at', 'last_seen_at'] as const;
+export const HISTORY_COLUMNS = ['valid_from', 'fact', 'valid_to', 'flag', 'name', 'country', 'registration_date', 'hostname'] as const;
+
+/** A list row's values in LIST_ROW_COLUMNS order. */
+export function listValues(l: ListRow): unknown[] {
+  return [l.pid, l.scheme, l.value, l.name, l.country, l.registration_date, l.has_card, l.directory_present, l.directory_since, l.registered, l.registration_since, l.smp, l.ap_seat_id, l.endpoint_set_id, l.provenance, l.first_seen_at, l.last_seen_at];
+}
+
+/** A history row's values in HISTORY_COLUMNS order. */
+export const historyValues = (h: HistoryRow): unknown[] => [h.valid_from, h.fact, h.valid_to, h.flag, h.name, h.country, h.registration_date, h.hostname];
+
+/** Values per list row of a PackedRange: participant_id, then LIST_ROW_COLUMNS. */
+export const PACKED_LIST_ARITY = 1 + LIST_ROW_COLUMNS.length;
+/** Values per history row of a PackedRange: participant_id, then HISTORY_COLUMNS. */
+export const PACKED_HISTORY_ARITY = 1 + HISTORY_COLUMNS.length;
+
+/**
+ * A range's derivation as a full run writes it (inserts only): each table's rows as one flat array of
+ * column values, PACKED_LIST_ARITY and PACKED_HISTORY_ARITY values a row, in the order of the range's
+ * participants. A range crosses from a worker to the step's thread: a structured clone of its row
+ * objects (an object and its property names each, about 7,500 rows a range at `peppol`) and their
+ * conversion back to values were a third of that thread's time in the step, where the thread is the
+ * bottleneck (the workers waited on it about half the time); a flat array of values moves and binds as
+ * it is.
+ */
+export interface PackedRange {
+  lists: unknown[];
+  history: unknown[];
+  events: NewEvent[];
+  /** The latest last_seen_at of the range's listed participants (null: none listed). */
+  maxLastSeen: number | null;
+}
+
+export function packRange(range: ParticipantRange): PackedRange {
+  const out: PackedRange = { lists: [], history: [], events: [], maxLastSeen: null };
+  for (const [id, d] of range) {
+    if (d.list !== null) {
+      out.lists.push(d.list.participant_id, ...listValues(d.list));
+      if (out.maxLastSeen === null || d.list.last_seen_at > out.maxLastSeen) out.maxLastSeen = d.list.last_seen_at;
+    }
+    for (const h of d.history) out.history.push(id, ...historyValues(h));
+    for (const e of d.events) out.events.push(e);
+  }
+  return out;
+}
 
 /** Reads and derives id ranges (the raw tables only: participants, observations, endpoint sets, hosts). */
 export class RangeReader {

@@ -24,7 +24,7 @@ import { firstSweepEnd } from './baseline.js';
 import { computeInOrder, DerivePool, workersFor } from '../pool.js';
 import { deriveParticipant, type HistoryRow, type ListRow, type ParticipantKey } from './derive.js';
 import { EndpointSets, type EndpointSet } from './endpoints.js';
-import { DIR_COLS, dirObs, HostNames, RangeReader, smlObs, smpObs, type DirRaw, type RangeJob, type SmlRaw, type SmpRaw } from './range.js';
+import { DIR_COLS, dirObs, HISTORY_COLUMNS, historyValues, HostNames, LIST_ROW_COLUMNS, listValues, PACKED_HISTORY_ARITY, PACKED_LIST_ARITY, packRange, RangeReader, smlObs, smpObs, type DirRaw, type PackedRange, type RangeJob, type SmlRaw, type SmpRaw } from './range.js';
 
 /** Secondary indexes of participant_list: list sorts (each ending in the unique id) and filters. */
 export const PARTICIPANT_LIST_INDEXES: ReadonlyArray<readonly [name: string, sql: string]> = [
@@ -92,18 +92,12 @@ export const PARTICIPANTS_TABLES = ['participant_as_of', 'participant_history', 
 /** Participants per id range of a full run. */
 const BATCH = 2000;
 
-/** The columns of participant_list after participant_id, in the order Writer binds them. */
-const LIST_ROW_COLUMNS = ['pid', 'scheme', 'value', 'name', 'country', 'registration_date', 'has_card', 'directory_present', 'directory_since', 'registered', 'registration_since', 'smp', 'ap_seat_id', 'endpoint_set_id', 'provenance', 'first_seen_at', 'last_seen_at'] as const;
-const HISTORY_COLUMNS = ['valid_from', 'fact', 'valid_to', 'flag', 'name', 'country', 'registration_date', 'hostname'] as const;
-
-/** A history row's values in HISTORY_COLUMNS order. */
-const historyValues = (h: HistoryRow): unknown[] => [h.valid_from, h.fact, h.valid_to, h.flag, h.name, h.country, h.registration_date, h.hostname];
 /** The primary key order of participant_history within a participant: valid_from DESC, fact. */
 const historyOrder = (a: HistoryRow, b: HistoryRow): number => b.valid_from - a.valid_from || (a.fact < b.fact ? -1 : a.fact > b.fact ? 1 : 0);
 
 /**
- * Writes what deriveParticipant gives for one participant. A full run inserts (the tables were
- * emptied). An incremental run (`replace`) writes only what differs from the stored rows: most of the
+ * Writes what deriveParticipant gives. A full run inserts a range at a time (writePacked: the tables
+ * were emptied). An incremental run (write) writes only what differs from the stored rows: most of the
  * participants a cycle recomputes only gained an observation, and a row written again, even with the
  * same values, is a change to the recording triggers (src/derive/changes.ts): the participant's files
  * rendered again, and each event's feed partitions (the whole feed, its type, hosts, seats and
@@ -126,10 +120,7 @@ class Writer {
   eventsWritten = 0;
   maxAt: number | null = null;
 
-  constructor(
-    private readonly db: Db,
-    private readonly replace: boolean,
-  ) {
+  constructor(private readonly db: Db) {
     // An upsert, not INSERT OR REPLACE: a row written again is an UPDATE, whose recording trigger
     // tells whether the list item's columns changed (src/derive/changes.ts ITEM_CHANGE_KIND).
     const cols = LIST_ROW_COLUMNS;
@@ -147,19 +138,27 @@ class Writer {
     this.events = new EventWriter(db);
   }
 
+  /** An incremental run's write of one participant. */
   write(id: number, d: { list: ListRow | null; history: HistoryRow[]; events: Parameters<EventWriter['write']>[0][] }): void {
-    if (this.replace) this.writeChanged(id, d);
-    else {
-      if (d.list !== null) this.insList.run(d.list.participant_id, ...listValues(d.list));
-      for (const h of d.history) this.insHist.run(id, ...historyValues(h));
-      for (const e of d.events) this.events.write(e);
-    }
+    this.writeChanged(id, d);
     if (d.list !== null) {
       this.participants++;
       if (this.maxAt === null || d.list.last_seen_at > this.maxAt) this.maxAt = d.list.last_seen_at;
     }
     this.historyRows += d.history.length;
     this.eventsWritten += d.events.length;
+  }
+
+  /** A full run's write of a range (inserts: the tables were emptied). */
+  writePacked(r: PackedRange): void {
+    const { lists, history } = r;
+    for (let i = 0; i < lists.length; i += PACKED_LIST_ARITY) this.insList.run(lists.slice(i, i + PACKED_LIST_ARITY));
+    for (let i = 0; i < history.length; i += PACKED_HISTORY_ARITY) this.insHist.run(history.slice(i, i + PACKED_HISTORY_ARITY));
+    for (const e of r.events) this.events.write(e);
+    this.participants += lists.length / PACKED_LIST_ARITY;
+    this.historyRows += history.length / PACKED_HISTORY_ARITY;
+    this.eventsWritten += r.events.length;
+    if (r.maxLastSeen !== null && (this.maxAt === null || r.maxLastSeen > this.maxAt)) this.maxAt = r.maxLastSeen;
   }
 
   /** An incremental run's write: only the rows that differ from the stored ones. */
@@ -213,11 +212,6 @@ class Writer {
   }
 }
 
-/** A list row's values in LIST_ROW_COLUMNS order. */
-function listValues(l: ListRow): unknown[] {
-  return [l.pid, l.scheme, l.value, l.name, l.country, l.registration_date, l.has_card, l.directory_present, l.directory_since, l.registered, l.registration_since, l.smp, l.ap_seat_id, l.endpoint_set_id, l.provenance, l.first_seen_at, l.last_seen_at];
-}
-
 /**
  * A full run: the participants in id ranges of BATCH, derived on worker threads when a pool opens
  * (src/derive/pool.ts: up to `pool.depth` ranges ahead of the writer), otherwise here; written in id
@@ -236,9 +230,9 @@ function runFull(ctx: DeriveContext, w: Writer, sweepEnd: number | null): number
     'participants',
     ranges,
     (i): RangeJob => ({ lo: 1 + i * BATCH, hi: 1 + (i + 1) * BATCH, upTo, sweepEnd }),
-    (job) => (reader ??= new RangeReader(db)).derive(job),
+    (job) => packRange((reader ??= new RangeReader(db)).derive(job)),
     (range, i) => {
-      for (const [id, d] of range) w.write(id, d);
+      w.writePacked(range);
       if ((i + 1) % 100 === 0) ctx.progress(`derive: participants ${Math.min((i + 1) * BATCH, maxId)}/${maxId}`);
     },
   );
@@ -283,7 +277,7 @@ function runIncremental(ctx: DeriveContext, w: Writer, sets: EndpointSets, hosts
 export function runParticipants(ctx: DeriveContext): StepStats {
   const { db } = ctx;
   const sweepEnd = firstSweepEnd(db);
-  const w = new Writer(db, !ctx.full);
+  const w = new Writer(db);
   let recomputed: number;
   let workers = 0;
   if (ctx.full) {
