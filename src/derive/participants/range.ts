@@ -66,11 +66,11 @@ export const PACKED_HISTORY_ARITY = 1 + HISTORY_COLUMNS.length;
 /**
  * A range's derivation as a full run writes it (inserts only): each table's rows as one flat array of
  * column values, PACKED_LIST_ARITY and PACKED_HISTORY_ARITY values a row, in the order of the range's
- * participants. A range crosses from a worker to the step's thread: a structured clone of its row
- * objects (an object and its property names each, about 7,500 rows a range at `peppol`) and their
- * conversion back to values were a third of that thread's time in the step, where the thread is the
- * bottleneck (the workers waited on it about half the time); a flat array of values moves and binds as
- * it is.
+ * participants. A range crosses from a worker to the step's thread, the step's bottleneck (the
+ * workers waited on it about half the time): receiving a structured clone of its row objects (an
+ * object and its property names each, about 7,500 rows a range at `peppol`) took about a fifth of that
+ * thread's time, besides their conversion back to values for the inserts; a flat array of values
+ * moves and binds as it is.
  */
 export interface PackedRange {
   lists: unknown[];
