@@ -21,7 +21,7 @@ import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { deriveApart, fullDeriveDue } from '../derive/apart.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RECORD_PACKS } from '../api/participants/record.js';
-import { recordPackUnit, RENDER_TEMP_CACHE_KIB, RenderContext, type EventsReport, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
+import { recordPackUnit, RenderContext, renderTempStore, type EventsReport, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
@@ -188,11 +188,8 @@ function build(opts: BuildOptions): BuildSummary {
       // from the render's own live set (docs/benchmarks.md "Full builds on two cores").
       collectGarbage();
     }
-    // Rendering sorts whole lists (the orders no index serves) and builds the name trigram table: on
-    // disk, with a bounded cache, so memory does not grow with the number of participants.
-    db.pragma('temp_store = FILE');
+    renderTempStore(db);
     db.pragma(`cache_size = ${-RENDER_CACHE_KIB}`);
-    db.pragma(`temp.cache_size = ${-RENDER_TEMP_CACHE_KIB}`);
     const upto = Number(getMeta(db, 'derive_upto') ?? '0');
     const fingerprint = renderFingerprint(opts.config);
     const state = RenderState.open(opts.outDir);

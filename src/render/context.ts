@@ -27,11 +27,20 @@ export interface ParticipantUnit {
 const UNIT_COLUMNS = 'participant_id, pid, name, first_seen_at';
 const UNIT_COLUMNS_L = 'l.participant_id, l.pid, l.name, l.first_seen_at';
 
+/** Page cache of SQLite's temporary database (sorts, the trigram table) while rendering, in KiB. */
+const RENDER_TEMP_CACHE_KIB = 64 * 1024;
+
 /**
- * Page cache of SQLite's temporary database (sorts, the trigram table) while rendering, in KiB: the
- * main thread's connection (src/render/build.ts) and the worker's (src/render/render-worker.ts).
+ * Readies a render connection's temporary database: rendering sorts whole lists (the orders no index
+ * serves) and builds the name trigram table on disk, with a bounded cache, so memory does not grow with
+ * the number of participants (in memory, a sort of the 3 million participants at `peppol` held about
+ * 500 MB). The main thread's connection (src/render/build.ts) and the worker's
+ * (src/render/render-worker.ts); before any temporary table is made (changing temp_store drops them).
  */
-export const RENDER_TEMP_CACHE_KIB = 64 * 1024;
+export function renderTempStore(db: Db): void {
+  db.pragma('temp_store = FILE');
+  db.pragma(`temp.cache_size = ${-RENDER_TEMP_CACHE_KIB}`);
+}
 
 /** Record packs per batch of forEachRecordPack (about 1,500 participants at `peppol`). */
 export const PACK_BATCH = 64;

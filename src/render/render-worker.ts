@@ -5,7 +5,7 @@ import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { jsonBody } from '../api/json.js';
 import { openDb } from '../db/index.js';
-import { RENDER_TEMP_CACHE_KIB, RenderContext, type ListStore } from './context.js';
+import { RenderContext, renderTempStore, type ListStore } from './context.js';
 import { keptListStore, recordsListStore, SharedBatches, timedRender, type OffloadJob, type OffloadMessage, type OffloadReport } from './offload.js';
 import { RENDERERS } from './routes/index.js';
 import { DirectorySink } from './sink.js';
@@ -27,10 +27,7 @@ class CountingSink extends DirectorySink {
 
 function run(): OffloadReport {
   const db = openDb(job.dbPath, { readonly: true, cacheMiB: 64 });
-  // Sorts (the index lists of a full build) on disk, as the main thread's (src/render/build.ts): in
-  // memory, a sort of the 3 million participants held about 500 MB while the main thread sorted too.
-  db.pragma('temp_store = FILE');
-  db.pragma(`temp.cache_size = ${-RENDER_TEMP_CACHE_KIB}`);
+  renderTempStore(db);
   const records = new Database(job.recordsPath);
   const recorded = job.stateFile === null ? null : recordedState(job.stateFile);
   try {
