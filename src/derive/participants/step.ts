@@ -138,17 +138,6 @@ class Writer {
     this.events = new EventWriter(db);
   }
 
-  /** An incremental run's write of one participant. */
-  write(id: number, d: { list: ListRow | null; history: HistoryRow[]; events: Parameters<EventWriter['write']>[0][] }): void {
-    this.writeChanged(id, d);
-    if (d.list !== null) {
-      this.participants++;
-      if (this.maxAt === null || d.list.last_seen_at > this.maxAt) this.maxAt = d.list.last_seen_at;
-    }
-    this.historyRows += d.history.length;
-    this.eventsWritten += d.events.length;
-  }
-
   /** A full run's write of a range (inserts: the tables were emptied). */
   writePacked(r: PackedRange): void {
     const { lists, history } = r;
@@ -161,8 +150,14 @@ class Writer {
     if (r.maxLastSeen !== null && (this.maxAt === null || r.maxLastSeen > this.maxAt)) this.maxAt = r.maxLastSeen;
   }
 
-  /** An incremental run's write: only the rows that differ from the stored ones. */
-  private writeChanged(id: number, d: { list: ListRow | null; history: HistoryRow[]; events: Parameters<EventWriter['write']>[0][] }): void {
+  /** An incremental run's write of one participant: only the rows that differ from the stored ones. */
+  write(id: number, d: { list: ListRow | null; history: HistoryRow[]; events: Parameters<EventWriter['write']>[0][] }): void {
+    if (d.list !== null) {
+      this.participants++;
+      if (this.maxAt === null || d.list.last_seen_at > this.maxAt) this.maxAt = d.list.last_seen_at;
+    }
+    this.historyRows += d.history.length;
+    this.eventsWritten += d.events.length;
     const stored = this.getList.get(id) as unknown[] | undefined;
     if (d.list === null) {
       if (stored !== undefined) this.delList.run(id);
