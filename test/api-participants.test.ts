@@ -602,8 +602,8 @@ describe('participants.list read cost with the default chunk settings', () => {
         walked++;
       }
     }
-    // smp and ap in five orders, scheme in three, country in three.
-    expect(walked).toBe(16);
+    // smp, ap and scheme in five orders, country in three.
+    expect(walked).toBe(18);
   });
 
   it('registered=false, about 1% of the participants, reads its posting list in every order, not the main list: a page reads at most the list\'s chunks', async () => {
@@ -876,6 +876,8 @@ describe('participants.list: a country in a country order', () => {
   const COUNTRY = 'BE';
   const OTHER = 'NO';
   const SCHEME = '0192';
+  const RARE_SCHEME = '0204';
+  const DISCOVERED = 120;
   let smp: string;
   beforeAll(() => {
     big = copyOfSmallDemoDb().open();
@@ -887,13 +889,23 @@ describe('participants.list: a country in a country order', () => {
       `INSERT INTO participant_list (participant_id, pid, scheme, value, name, country, has_card, registered, smp, ap_seat_id, provenance, first_seen_at, last_seen_at)
        VALUES (?, ?, ?, ?, ?, ?, 1, 1, ?, NULL, 'directory', ?, ?)`,
     );
+    const discovered = big.prepare(
+      `INSERT INTO participant_list (participant_id, pid, scheme, value, name, country, has_card, registered, smp, ap_seat_id, provenance, first_seen_at, last_seen_at)
+       VALUES (?, ?, ?, ?, NULL, NULL, 0, 1, ?, NULL, 'discovered', ?, ?)`,
+    );
     big.transaction(() => {
       // 20,000 in the other country, registered with the country's most common SMP; 150 in the country
-      // under a scheme of the other country's, spread along the country's names.
+      // under a scheme of the other country's, spread along the country's names; 120 discovered ones
+      // (no name, no country: the last of the SMP's lists in the name and country orders) of a scheme
+      // no one else has.
       for (let i = 1; i <= 20_000; i++) ins.run(maxId + i, `${SCHEME}::9${String(i).padStart(8, '0')}`, SCHEME, `9${String(i).padStart(8, '0')}`, `Synthetic ${i} AS`, OTHER, smp, t0 + i * 1000, t0 + i * 1000);
       for (let i = 1; i <= 150; i++) {
         const value = `8${String(i).padStart(8, '0')}`;
         ins.run(maxId + 20_000 + i, `${SCHEME}::${value}`, SCHEME, value, `${String.fromCharCode(65 + (i % 26))}ynthetic ${i} BV`, COUNTRY, null, t0 + i * 997, t0 + i * 997);
+      }
+      for (let i = 1; i <= DISCOVERED; i++) {
+        const value = `7${String(i).padStart(8, '0')}`;
+        discovered.run(maxId + 30_000 + i, `${RARE_SCHEME}::${value}`, RARE_SCHEME, value, smp, t0 + i * 991, t0 + i * 991);
       }
     })();
     dir = tempDir('participants-country-');
@@ -974,4 +986,32 @@ describe('participants.list: a country in a country order', () => {
       }
     }
   });
+
+  it('a posting list in another order counts facets per index entry: a pair whose matches are the last of the list passes over the chunks before them', async () => {
+    // The SMP's lists in the name and country orders hold its 20,000 participants of the other country
+    // and then its discovered ones (no name, no country). A page of one is estimated cheap enough to
+    // walk (2 × the list / the matches / 140 ≤ 4 chunks), and the walk's first match is after every
+    // named participant of the list: before the lists counted facets per entry, each page read 8
+    // chunks of them and then the cell list.
+    const total = big.prepare('SELECT count(*) FROM participant_list WHERE smp = ?').pluck().get(smp) as number;
+    const matches = big.prepare("SELECT count(*) FROM participant_list WHERE smp = ? AND provenance = 'discovered'").pluck().get(smp) as number;
+    expect(matches).toBeGreaterThanOrEqual(DISCOVERED);
+    expect((2 * total) / matches / 140).toBeLessThanOrEqual(4);
+    const root = readStoredJson(path.join(dir, listRootPath('participants.list', postingPartition('smp', smp, 'name.asc')))) as { entries: Array<{ counts?: Record<string, Record<string, number>> }> };
+    expect(root.entries.length, 'the SMP\'s name-order list spans many chunks').toBeGreaterThan(20);
+    expect(root.entries.every((e) => e.counts?.provenance !== undefined), 'every index entry counts provenances').toBe(true);
+    const cellsList = /^i\/participants\.list\/_5fcells/;
+    for (const sort of ['name.asc', 'name.desc', 'country.asc', 'country.desc'] as const) {
+      const { ids, pages } = await walk({ provenance: 'discovered', smp, sort, limit: '1' });
+      expect(ids.length, sort).toBe(matches);
+      expect(pages.length, sort).toBe(matches);
+      // The root, the index nodes down to the end of the list, the chunk (and the next one at a
+      // chunk's end), the facet vector or cube: no chunk of the named participants, no cell list.
+      for (const page of pages.slice(0, 5)) {
+        expect(page.files, sort).toBeLessThanOrEqual(6);
+        expect(page.paths.filter((p) => cellsList.test(p)), sort).toEqual([]);
+      }
+    }
+  });
+
 });

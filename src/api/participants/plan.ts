@@ -100,17 +100,29 @@ export const postingPartition = (dim: PostingDimension, value: string, sort: Par
  * smp and ap per index entry, and their values are many and mid-sized (200 SMPs, 1,500 seats over 3
  * million participants at `peppol`), so an SMP's or a seat's participants are spread along the name
  * and country orders: a walk of the main list read hundreds of chunks a page. A scheme's are spread
- * along the name orders likewise (the country orders cluster them, and count schemes per entry). A
- * country's participants in a name order are a range of the country order's main list
- * (postingSource).
+ * along the name orders likewise, and along the country orders within their countries: the main
+ * lists count schemes per index entry, but a rare scheme of a large country (`0201`, 12,041 of Italy's
+ * participants at `peppol`) is a few items in each of that country's chunks, and a page of 50 read
+ * 10–14 files. A country's participants in a name order are a range of the country order's main list
+ * (postingSource). These lists count the main lists' facets per index entry (ORDERED_POSTINGS_COUNTED).
  */
 export const ORDERED_POSTINGS: Readonly<Record<PostingDimension, readonly ParticipantSort[]>> = {
   country: [],
-  scheme: ['name.asc'],
+  scheme: ['name.asc', 'country.asc'],
   smp: ['name.asc', 'country.asc'],
   ap: ['name.asc', 'country.asc'],
   registered: ['name.asc', 'country.asc'],
 };
+/**
+ * The posting lists stored in other orders (ORDERED_POSTINGS) count MAIN_FACET_FIELDS per index entry,
+ * as the main lists do: a walk of one with a filter on another dimension passes over the entries
+ * without a wanted value (src/edge/compose/participants.ts mainSkip). A pair's matches can cluster
+ * along an order (a seat's participants of a scheme without names are the last of its name-order list:
+ * `scheme=0204&ap=…` in name order read every chunk of the seat's list before them, 12–27 files for a
+ * page of one). The default order's posting and trigram lists count nothing per entry: thousands of
+ * them are written side by side, each holding an unfinished chunk.
+ */
+export const ORDERED_POSTINGS_COUNTED: readonly string[] = MAIN_FACET_FIELDS;
 /**
  * The orders read from the lists of their opposite order, reversed (src/edge/list-reader.ts
  * scanReverse): every key field runs the other way and nulls stay last, which is the stored list

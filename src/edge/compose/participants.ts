@@ -212,7 +212,8 @@ async function readRuns(list: ListReader, runs: readonly CellRun[], p: ListParam
 }
 
 /**
- * The main lists' index entries a walk passes over: those whose counts hold none of the values an
+ * The index entries a walk of a list that counts facets per entry passes over (the main lists and the
+ * posting lists stored in other orders: ORDERED_POSTINGS_COUNTED): those whose counts hold none of the values an
  * active counted facet (MAIN_FACET_FIELDS) accepts. With the counts of the filter matches (`counter`)
  * every counted facet also accepts only the values the matches hold, a null country included (an
  * entry's null countries are its items less its counted countries), so a filter on smp or ap (which
@@ -280,7 +281,7 @@ const byCountry = (sort: ParticipantSort): boolean => listOrder(sort).fields[0]?
 /**
  * A list in a country order (first key field: the country) walked for the accepted countries only: each
  * country's range in the walk's order, from the cursor's, reached by a descent instead of reading the
- * other countries' chunks (a posting list counts no facets per index entry to pass over them). Full keys.
+ * other countries' chunks or passing over their index entries. Full keys.
  */
 async function* scanCountries(
   list: ListReader,
@@ -288,6 +289,7 @@ async function* scanCountries(
   backward: boolean,
   nullable: readonly boolean[],
   after: SortKey | undefined,
+  skip: ScanOptions['skip'],
 ): AsyncGenerator<{ key: SortKey; item: unknown }> {
   // The stored order's direction of the country field, turned when the list is read reversed.
   const dir: Direction = list.root.dirs[0] === 'asc' ? (backward ? 'desc' : 'asc') : backward ? 'asc' : 'desc';
@@ -295,7 +297,7 @@ async function* scanCountries(
   for (const c of ordered) {
     if (after !== undefined && compareKeys([c], [after[0] ?? null], [dir]) < 0) continue;
     const rest = after !== undefined && after[0] === c ? after.slice(1) : undefined;
-    const range = backward ? scanRangeReversed(list, c, nullable, rest, undefined) : scanRange(list, c, rest, undefined);
+    const range = backward ? scanRangeReversed(list, c, nullable, rest, skip) : scanRange(list, c, rest, skip);
     for await (const { key, item } of range) yield { key: [c, ...key], item };
   }
 }
@@ -375,7 +377,15 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // A main-list walk in a country order with a country filter goes through its countries' ranges only
   // (it passes over the other countries' index entries: mainSkip), not the whole list.
   const countryRanges = byCountry(mainAt.sort) ? postingTotals.get('country') : undefined;
-  const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? (countryRanges ?? (await mainOf()).root.count) : plan.source === 'posting' ? postingTotals.get(plan.dim)! : null;
+  // A posting list stored in a country order, with a country filter, is read in its countries' ranges
+  // only (scanCountries): the value's participants in those countries.
+  const postingWalked = (dim: PostingDimension, value: string): number => {
+    const total = postingTotals.get(dim)!;
+    const at = postingSource(dim, p.sort);
+    if (dim === 'country' || at?.kind !== 'posting' || !byCountry(at.sort) || p.country === undefined) return total;
+    return cube !== null ? cubeTotal(cube, { [dim]: [value], country: acceptedValues(p, 'country') }) : Math.min(total, postingTotals.get('country') ?? total);
+  };
+  const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? (countryRanges ?? (await mainOf()).root.count) : plan.source === 'posting' ? postingWalked(plan.dim, plan.value) : null;
   const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
 
@@ -415,9 +425,13 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let backward = false;
     let stored: ParticipantSort = mainAt.sort;
     let range: string | null = null;
+    // A list that counts the main lists' facets per index entry: a main list, or a posting list stored
+    // in another order (ORDERED_POSTINGS_COUNTED).
+    let counted = false;
     if (plan.source === 'main') {
       source = await mainOf();
       backward = mainAt.backward;
+      counted = true;
     } else if (plan.source === 'trigram') {
       source = rarestList;
       stored = DEFAULT_SORT;
@@ -429,9 +443,11 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
         stored = at.sort;
         backward = at.backward;
         if (at.kind === 'range') range = plan.value;
+        counted = at.kind === 'range' || at.sort !== DEFAULT_SORT;
       } else {
         source = await mainOf();
         backward = mainAt.backward;
+        counted = true;
       }
     }
     // A walk that has read as many chunks as its fallback would cost reads the fallback instead: a
@@ -441,14 +457,14 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let fallback: Awaited<ReturnType<typeof walkFallback>> | undefined;
     let switched = false;
     if (source !== null && !collector.complete) {
-      const skip = source === mainList || range !== null ? mainSkip(p, filterCounter) : undefined;
+      const skip = counted ? mainSkip(p, filterCounter) : undefined;
       const from = source.stats.chunks;
       const nullable = nullableFields(stored);
       // A posting list in a country order with a country filter: the accepted countries' ranges.
       const countries = source !== mainList && range === null && byCountry(stored) ? acceptedValues(p, 'country') : [];
       const items =
         countries.length > 0
-          ? scanCountries(source, countries, backward, nullable, p.cursor?.key)
+          ? scanCountries(source, countries, backward, nullable, p.cursor?.key, skip)
           : range !== null
           ? backward
             ? scanRangeReversed(source, range, nullable, p.cursor?.key, skip)

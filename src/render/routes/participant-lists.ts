@@ -24,6 +24,7 @@ import {
   MAIN_LIST_SORTS,
   mainPartition,
   ORDERED_POSTINGS,
+  ORDERED_POSTINGS_COUNTED,
   PARTICIPANT_KEYS,
   POSTING_DIMENSIONS,
   postingPartition,
@@ -105,16 +106,21 @@ function postingPartitionsOf(item: ParticipantListItem, sort: ParticipantSort = 
 class PostingWriters {
   private readonly open = new Map<string, ReturnType<RenderContext['list']>>();
 
+  /** The facets counted per index entry: the lists in other orders count ORDERED_POSTINGS_COUNTED. */
+  private readonly counted: readonly string[] | undefined;
+
   constructor(
     private readonly ctx: RenderContext,
     private readonly dirs: Direction[],
     private readonly sort: ParticipantSort,
-  ) {}
+  ) {
+    this.counted = sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED;
+  }
 
   add(partition: string[], p: Pending): void {
     const k = partition.join('\u0000');
     let w = this.open.get(k);
-    if (w === undefined) this.open.set(k, (w = this.ctx.list(LIST_ROUTE, partition, this.dirs, undefined, inOrder(LAYOUT, this.sort), true)));
+    if (w === undefined) this.open.set(k, (w = this.ctx.list(LIST_ROUTE, partition, this.dirs, this.counted, inOrder(LAYOUT, this.sort), true)));
     w.addPending(p);
   }
 
@@ -266,10 +272,8 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
       w.addPending(withFacets);
-      const partitions = postingPartitionsOf(item, sort);
-      if (partitions.length === 0) continue;
-      const p: Pending = { ...withFacets, facets: undefined };
-      for (const partition of partitions) postings.add(partition, p);
+      // These posting lists count the main list's facets per entry (ORDERED_POSTINGS_COUNTED): the same item.
+      for (const partition of postingPartitionsOf(item, sort)) postings.add(partition, withFacets);
     }
     w.finish();
     lists += postings.finish();
@@ -406,13 +410,15 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   const before = storedItems(rows.map((r) => [r.id_value, r.id_pid]), readFile(idRoot) as ListRoot, readFile);
 
   const lists = new Map<string, ListChanges>();
-  const changesOf = (partition: string[], dirs: Direction[], kind: 'main' | 'ids' | 'posting', derivedKey: string): ListChanges => {
-    // 'ids': a list every participant is in (the identifier index, the cell list), kept when empty.
+  const changesOf = (partition: string[], dirs: Direction[], kind: 'main' | 'ids' | 'posting' | 'ordered', derivedKey: string): ListChanges => {
+    // 'ids': a list every participant is in (the identifier index, the cell list), kept when empty;
+    // 'ordered': a posting list in another order, which counts facets per entry as the main lists do.
     const root = listRootPath(LIST_ROUTE, partition);
     let c = lists.get(root);
     if (c === undefined) {
-      c = { partition, dirs, layout: derivedKeys(kind === 'main' ? MAIN_LAYOUT : LAYOUT, derivedKey), always: kind !== 'posting', ops: new Map() };
+      c = { partition, dirs, layout: derivedKeys(kind === 'main' ? MAIN_LAYOUT : LAYOUT, derivedKey), always: kind === 'main' || kind === 'ids', ops: new Map() };
       if (kind === 'main') c.facetFields = MAIN_FACET_FIELDS;
+      if (kind === 'ordered') c.facetFields = ORDERED_POSTINGS_COUNTED;
       lists.set(root, c);
     }
     return c;
@@ -432,7 +438,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     for (const partition of postingPartitionsOf(item)) out.push({ list: changesOf(partition, dfltDirs, 'posting', dfltKey), key });
     for (const { partition, sort } of orderedPostingsOf(item)) {
       const order = listOrder(sort);
-      out.push({ list: changesOf(partition, orderDirs(order), 'posting', PARTICIPANT_KEYS.order(sort)), key: listKey(order, item) });
+      out.push({ list: changesOf(partition, orderDirs(order), 'ordered', PARTICIPANT_KEYS.order(sort)), key: listKey(order, item), facets });
     }
     out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids', PARTICIPANT_KEYS.ids), key: [item.value, item.id] });
     out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids', PARTICIPANT_KEYS.cells), key: cellKey(item) });
