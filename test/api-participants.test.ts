@@ -987,6 +987,24 @@ describe('participants.list: a country in a country order', () => {
     }
   });
 
+  it('a page after the first of one value\'s walk reads only the list it walks: the value\'s total is its root\'s count, not the main root\'s', async () => {
+    const cases: Array<{ query: Record<string, string>; root: string }> = [
+      { query: { country: OTHER, sort: 'first_seen.desc' }, root: listRootPath('participants.list', postingPartition('country', OTHER)) },
+      { query: { country: OTHER, sort: 'name.asc' }, root: listRootPath('participants.list', mainPartition('country.asc')) },
+      { query: { scheme: SCHEME, sort: 'country.desc' }, root: listRootPath('participants.list', postingPartition('scheme', SCHEME, 'country.asc')) },
+      { query: { smp, sort: 'name.desc' }, root: listRootPath('participants.list', postingPartition('smp', smp, 'name.asc')) },
+      // A small set (at most SMALL_SET_MAX), read whole from its list in the order.
+      { query: { registered: 'false', sort: 'country.asc', limit: '20' }, root: listRootPath('participants.list', postingPartition('registered', 'false', 'country.asc')) },
+    ];
+    for (const { query, root } of cases) {
+      const label = JSON.stringify(query);
+      // Every page equals the oracle's (walk), and the walk reaches the end of the matches.
+      const { pages } = await walk({ limit: '200', ...query });
+      expect(pages.length, label).toBeGreaterThan(1);
+      for (const page of pages.slice(1)) expect(page.paths.filter((p) => p.startsWith('i/')), label).toEqual([root]);
+    }
+  });
+
   it('a posting list in another order counts facets per index entry: a pair whose matches are the last of the list passes over the chunks before them', async () => {
     // The SMP's lists in the name and country orders hold its 20,000 participants of the other country
     // and then its discovered ones (no name, no country). A page of one is estimated cheap enough to

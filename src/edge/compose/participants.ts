@@ -2,7 +2,7 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, DEFAULT_SORT, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramCount, trigramPartition, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isTrigramCounts, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramCount, trigramPartition, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isTrigramCounts, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
@@ -321,9 +321,12 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     return mainList;
   };
 
-  // Sizes of the candidate sources: posting dimensions of at most POSTING_VALUES_MAX values (country and
-  // scheme from the main root's counts, smp and ap from their posting roots) and the rarest of at most
-  // SEARCH_TRIGRAMS_MAX trigrams of a name search.
+  // Sizes of the candidate sources: posting dimensions of at most POSTING_VALUES_MAX values (one value
+  // from the root of its own list in the requested order, or of the list whose range it is; several
+  // values of country, scheme or registered from the main root's counts; smp and ap from their posting
+  // roots) and the rarest of at most SEARCH_TRIGRAMS_MAX trigrams of a name search. So a page after the
+  // first of a walk of one value's list reads that list only (the first page reads the main root for
+  // its total_count).
   const postingTotals = new Map<PostingDimension, number>();
   const postingLists = new Map<PostingDimension, () => Promise<ListReader[]>>();
   const memo: CubeMemo = {};
@@ -341,9 +344,17 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const openValue = async (v: string): Promise<ListReader | null> => (await src.list(LIST_ROUTE, postingPartition(d, v, sort))) ?? (sort === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, postingPartition(d, v)));
     const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
     postingLists.set(d, open);
+    const one = values.length === 1 && hasPostingList(d, values[0]!);
     if (cube !== null) postingTotals.set(d, cubeTotal(cube, { [d]: values }));
-    else if ((MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, sumCounts((await mainOf()).root.counts?.[d], values));
-    else postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
+    else if (!(MAIN_FACET_FIELDS as readonly string[]).includes(d) || (one && at?.kind === 'posting')) {
+      // The value's own list in this order (the root a walk of it reads anyway), or the smp and ap values' lists.
+      postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
+    } else if (one && at?.kind === 'range') {
+      // A country in a name order: the root of the country order's main list, whose range of it a walk reads.
+      const range = await src.list(LIST_ROUTE, mainPartition(at.sort));
+      if (range === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${at.sort}`);
+      postingTotals.set(d, sumCounts(range.root.counts?.[d], values));
+    } else postingTotals.set(d, sumCounts((await mainOf()).root.counts?.[d], values));
   }
   let rarest: RarestTrigram | null = null;
   let rarestList: ListReader | null = null;
