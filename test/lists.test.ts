@@ -303,6 +303,8 @@ interface PatchCase {
   /** Per item: 0 keep, 1 remove, 2 replace (new note and status). */
   fate: number[];
   added: Item[];
+  /** ListWriterOptions.indexFanout (the default's when absent). */
+  indexFanout?: number;
 }
 
 const patchCaseArb: fc.Arbitrary<PatchCase> = fc
@@ -357,6 +359,7 @@ describe('lists patched in place', () => {
     facetFields: ['status'],
     entryCounts: c.entryCounts,
     ...(c.minItems === null ? {} : { minItems: c.minItems }),
+    ...(c.indexFanout === undefined ? {} : { indexFanout: c.indexFanout }),
   });
   const writeItems = (c: PatchCase, items: readonly Item[]): { sink: MemSink; root: ListRoot } => {
     const sink = new MemSink();
@@ -471,6 +474,35 @@ describe('lists patched in place', () => {
     );
     expect(kept).toBeGreaterThan(nodes / 3);
     expect(kept).toBeLessThan(nodes);
+  });
+
+  // The participant lists' wider index (PARTICIPANT_INDEX_FANOUT): about 16,000 chunks are two levels of
+  // nodes under the root at the default fanout, one at 256.
+  it('with a wider index (indexFanout): fewer levels, nodes of at most that many entries, and patched into the full write', () => {
+    let x = 20261129;
+    const rnd = (): number => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8) / (1 << 24);
+    const items: Item[] = Array.from({ length: 48_000 }, (_, i) => ({ t: Math.floor(rnd() * 500), id: `i${i}`, status: rnd() < 0.5 ? ('open' as const) : ('closed' as const), note: '' }));
+    items.sort((a, b) => compareKeys(keyOf(a), keyOf(b), DIRS));
+    const base = { items, maxItems: 3, maxBytes: 100_000, minItems: 1, entryCounts: true, fate: [], added: [] };
+    const narrow = writeItems(base, items);
+    const wide = writeItems({ ...base, indexFanout: 256 }, items);
+    expect(chunkEntries(wide.sink, wide.root)).toEqual(chunkEntries(narrow.sink, narrow.root));
+    expect(chunkEntries(wide.sink, wide.root).length).toBeGreaterThan(13_000);
+    expect(narrow.root.level).toBe(2);
+    expect(wide.root.level).toBe(1);
+    expect(wide.root.entries.length).toBeLessThanOrEqual(256);
+    const nodes = wide.root.entries.map((e) => (decode(wide.sink.files.get(e.path)!) as IndexNode).entries.length);
+    for (const n of nodes) expect(n).toBeLessThanOrEqual(256);
+    // Ended by content once they hold 64, or at 256; the last one by its level's end.
+    for (const n of nodes.slice(0, -1)) expect(n).toBeGreaterThanOrEqual(64);
+    expect(nodes.reduce((a, b) => a + b, 0) / nodes.length).toBeGreaterThan(128);
+    // Patched (a shorter list, still under nodes: the check compares every file with a full write's).
+    const some = items.filter((_, i) => i % 8 === 0);
+    const fate = some.map((_, i) => (i % 2_000 === 17 ? 2 : i % 2_801 === 3 ? 1 : 0));
+    const { r, full } = checkPatch({ ...base, items: some, indexFanout: 256, fate, added: [{ t: 501, id: 'new', status: 'open', note: 'added' }] });
+    expect(full.root.level).toBe(1);
+    expect(r.nodesKept).toBeGreaterThan(0);
+    expect(() => writeItems({ ...base, indexFanout: 100 }, items.slice(0, 10))).toThrow(/power of two/);
   });
 });
 

@@ -426,7 +426,7 @@ export class RenderContext {
     partition: readonly string[],
     dirs: Direction[],
     facetFields?: readonly string[],
-    layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head' | 'derivedKey'> = {},
+    layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head' | 'derivedKey' | 'indexFanout'> = {},
     /** Keep the list from build to build (a unit of its own in `lists`), to patch it in place later. */
     kept = false,
   ): { add: ListWriter['add']; addPending: ListWriter['addPending']; finish: () => void } {
@@ -437,7 +437,7 @@ export class RenderContext {
   }
 
   /** A list's writer options: the configured chunk budget and the list's layout. */
-  listOptions(dirs: Direction[], facetFields?: readonly string[], layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head' | 'derivedKey'> = {}): ListWriterOptions {
+  listOptions(dirs: Direction[], facetFields?: readonly string[], layout: Pick<ListWriterOptions, 'minItems' | 'minBytes' | 'entryCounts' | 'head' | 'derivedKey' | 'indexFanout'> = {}): ListWriterOptions {
     return { dirs, maxItems: this.opts.chunkMaxItems, maxBytes: this.opts.chunkMaxBytes, facetFields, ...layout };
   }
 }

@@ -183,7 +183,7 @@ export function patchList(input: PatchInput): PatchResult {
   let nodesKept = 0;
   const { level, entries } = buildIndex(
     out,
-    { fields: opts.facetFields, entryCounts: opts.entryCounts },
+    { fields: opts.facetFields, entryCounts: opts.entryCounts, fanout: opts.indexFanout },
     (path, body) => {
       paths.push(path);
       if (!input.holds(path)) sink.put(path, body, 'application/json', 'immutable');

@@ -65,6 +65,13 @@ export interface ListWriterOptions {
    * added must be those). Not with a head.
    */
   derivedKey?: string;
+  /**
+   * Most entries in one index node (default INDEX_FANOUT); a node ends by its content once it holds a
+   * quarter of them (INDEX_NODE_MIN of the default), at an entry whose hash is 0 modulo half of them.
+   * A list of millions of items takes a wider one, so that its root and one level of nodes above its
+   * chunks hold it (a page reads three files, not four): the participant lists (docs/snapshot-format.md).
+   */
+  indexFanout?: number;
 }
 
 /** A list's root (without its counts and head): list@3 with a derived key, else list@1 (list@2 with a head). */
@@ -252,15 +259,29 @@ export class Cutter {
   }
 }
 
-/** An index node ends after an entry whose key hash (other bits than a chunk's) is 0 modulo this... */
-const INDEX_BOUNDARY_MODULUS = 64;
-/** ... once it holds this many entries (and always at INDEX_FANOUT). */
-export const INDEX_NODE_MIN = 32;
-
-function indexBoundary(e: IndexEntry): boolean {
-  // Bits 24-29 of the hash: a chunk's last key is often a chunk boundary (its low bits are 0).
-  return ((fnv1a(JSON.stringify(e.last)) >>> 24) & (INDEX_BOUNDARY_MODULUS - 1)) === 0;
+/**
+ * The grouping of index entries into nodes: at most `fanout` entries; a node ends after an entry whose
+ * key hash (other bits than a chunk's) is 0 modulo `modulus` once it holds `min` entries.
+ */
+interface IndexShape {
+  fanout: number;
+  min: number;
+  modulus: number;
 }
+/** The shape of a list's index nodes (ListWriterOptions.indexFanout: a power of two from 8 to 512, for the 8 hash bits indexBoundary takes). */
+export function indexShape(fanout: number = INDEX_FANOUT): IndexShape {
+  if (!Number.isInteger(Math.log2(fanout)) || fanout < 8 || fanout > 512) throw new Error(`index fanout ${fanout}: not a power of two from 8 to 512`);
+  return { fanout, min: fanout / 4, modulus: fanout / 2 };
+}
+/** An index node of the default shape ends by its content once it holds this many entries (and always at INDEX_FANOUT). */
+export const INDEX_NODE_MIN = indexShape().min;
+
+function indexBoundary(e: IndexEntry, shape: IndexShape): boolean {
+  // Bits from 24 of the hash: a chunk's last key is often a chunk boundary (its low bits are 0).
+  return ((fnv1a(JSON.stringify(e.last)) >>> 24) & (shape.modulus - 1)) === 0;
+}
+/** Whether a group of `n` entries ending with `last` ends by the rule (its content, or the fanout). */
+const endsNode = (n: number, last: IndexEntry, shape: IndexShape): boolean => n >= shape.fanout || (n >= shape.min && indexBoundary(last, shape));
 
 /** An inner node of an earlier write of a list: its entry in the level above, and its entries' paths. */
 export interface EarlierNode {
@@ -281,10 +302,11 @@ export interface EarlierNode {
  */
 export function buildIndex(
   level0: IndexEntry[],
-  facets: { fields?: readonly string[]; entryCounts?: boolean },
+  facets: { fields?: readonly string[]; entryCounts?: boolean; fanout?: number },
   put: (path: string, body: Uint8Array) => void,
   earlier?: { nodes: ReadonlyMap<string, EarlierNode>; kept: (path: string) => void },
 ): { level: number; entries: IndexEntry[] } {
+  const shape = indexShape(facets.fanout);
   let level = 0;
   let entries = level0;
   /** The earlier node the entries from `i` on are, or null. */
@@ -295,9 +317,9 @@ export function buildIndex(
     if (i + n > entries.length) return null;
     for (let k = 1; k < n; k++) if (entries[i + k]!.path !== node.children[k]) return null;
     // Ended by the rule: the same group closes there in this write too.
-    return n >= INDEX_FANOUT || (n >= INDEX_NODE_MIN && indexBoundary(entries[i + n - 1]!)) ? node : null;
+    return endsNode(n, entries[i + n - 1]!, shape) ? node : null;
   };
-  while (entries.length > INDEX_FANOUT) {
+  while (entries.length > shape.fanout) {
     const up: IndexEntry[] = [];
     let group: IndexEntry[] = [];
     const close = (): void => {
@@ -326,7 +348,7 @@ export function buildIndex(
       }
       const e = entries[i]!;
       group.push(e);
-      if (group.length >= INDEX_FANOUT || (group.length >= INDEX_NODE_MIN && indexBoundary(e))) close();
+      if (endsNode(group.length, e, shape)) close();
     }
     if (group.length > 0) close();
     entries = up;
@@ -482,7 +504,7 @@ export class ListWriter {
     const head = this.opts.head ? this.splitHead(this.opts.head) : undefined;
     this.cutter.flush();
     this.level0.push(...this.tail);
-    const { level, entries } = buildIndex(this.level0, { fields: this.opts.facetFields, entryCounts: this.opts.entryCounts }, (path, body) =>
+    const { level, entries } = buildIndex(this.level0, { fields: this.opts.facetFields, entryCounts: this.opts.entryCounts, fanout: this.opts.indexFanout }, (path, body) =>
       this.sink.put(path, body, 'application/json', 'immutable'),
     );
     const root = rootOf(this.opts, this.count, level, entries, head);

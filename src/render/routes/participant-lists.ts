@@ -66,8 +66,15 @@ const PATCH_MIN = 5_000;
 
 const BATCH = 2000;
 
-type Layout = Pick<ListWriterOptions, 'minItems' | 'entryCounts' | 'derivedKey'>;
-const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
+type Layout = Pick<ListWriterOptions, 'minItems' | 'entryCounts' | 'derivedKey' | 'indexFanout'>;
+/**
+ * The participant lists' index nodes hold up to PARTICIPANT_INDEX_FANOUT entries (others 128): a list
+ * of 3 million participants in chunks of about 140 (21,500 chunks) is a root and one level of nodes
+ * (of about 190 entries on average), so a page reads its root, a node and its chunk, where it read two
+ * levels of nodes before.
+ */
+export const PARTICIPANT_INDEX_FANOUT = 256;
+const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS, indexFanout: PARTICIPANT_INDEX_FANOUT };
 /**
  * Every participant list stores its items without their keys (format list@3): the key is a function
  * of the item, named by the root (plan.ts PARTICIPANT_KEYS), and a chunk's JSON is about a fifth smaller.
@@ -75,12 +82,6 @@ const LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
 const derivedKeys = (layout: Layout, derivedKey: string): Layout => ({ ...layout, derivedKey });
 /** The layout of a list in a main order (main, posting and trigram lists). */
 const inOrder = (layout: Layout, sort: ParticipantSort): Layout => derivedKeys(layout, PARTICIPANT_KEYS.order(sort));
-/**
- * The main lists count their four facets per index entry (not only in the root): a walk passes over
- * the entries whose counts rule a filter out (docs/snapshot-format.md "Participants"), e.g. the named
- * participants before the discovered ones in name or country order.
- */
-const MAIN_LAYOUT: Layout = { minItems: LIST_CHUNK_MIN_ITEMS };
 
 /** The value of a posting dimension an item is listed under (null: none, or a value without lists). */
 function postingValue(item: ParticipantListItem, dim: PostingDimension): string | null {
@@ -266,7 +267,10 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     if (sort === DEFAULT_SORT) continue;
     const order = listOrder(sort);
     const dirs = orderDirs(order);
-    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, inOrder(MAIN_LAYOUT, sort), true);
+    // The main lists count their four facets per index entry (not only in the root): a walk passes over
+    // the entries whose counts rule a filter out (docs/snapshot-format.md "Participants"), e.g. the
+    // named participants before the discovered ones in name or country order.
+    const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, sort), true);
     const postings = new PostingWriters(ctx, dirs, sort);
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`))) {
       const item = listItemOf(r, seatNames);
@@ -287,7 +291,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   const overflow = new Set<string>();
   {
     type Writer = ReturnType<RenderContext['list']>;
-    const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, inOrder(MAIN_LAYOUT, DEFAULT_SORT), true);
+    const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, DEFAULT_SORT), true);
     const postings = new PostingWriters(ctx, dfltDirs, DEFAULT_SORT);
     const trigrams = new Map<string, Writer>();
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`))) {
@@ -416,7 +420,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     const root = listRootPath(LIST_ROUTE, partition);
     let c = lists.get(root);
     if (c === undefined) {
-      c = { partition, dirs, layout: derivedKeys(kind === 'main' ? MAIN_LAYOUT : LAYOUT, derivedKey), always: kind === 'main' || kind === 'ids', ops: new Map() };
+      c = { partition, dirs, layout: derivedKeys(LAYOUT, derivedKey), always: kind === 'main' || kind === 'ids', ops: new Map() };
       if (kind === 'main') c.facetFields = MAIN_FACET_FIELDS;
       if (kind === 'ordered') c.facetFields = ORDERED_POSTINGS_COUNTED;
       lists.set(root, c);
