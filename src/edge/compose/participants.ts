@@ -84,10 +84,9 @@ function sumCounts(counts: Record<string, number> | undefined, values: readonly 
 /** What a request derives from the facet cube, each at most once: the cube, the filter's runs of the cell list. */
 type CubeMemo = { cube?: FacetCube; runs?: { runs: CellRun[]; chunks: number } };
 async function readCube(src: Source, memo: CubeMemo): Promise<FacetCube> {
-  if (memo.cube !== undefined) return memo.cube;
-  const cube = await src.json<unknown>(CUBE_PATH);
-  if (!isFacetCube(cube)) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
-  return (memo.cube = cube);
+  const cube = await cubeIfAny(src, memo);
+  if (cube === null) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
+  return cube;
 }
 
 /** The facet cube, or null in a snapshot without one (readCube: the same file, read once). */
@@ -312,13 +311,12 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // Read when the page needs it: a walk of it, or the sizes of the filter's values when the facet cube
   // does not give them.
   let mainList: ListReader | undefined;
-  const mainOf = async (): Promise<ListReader> => {
-    if (mainList === undefined) {
-      const l = await src.list(LIST_ROUTE, mainPartition(mainAt.sort));
-      if (l === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${mainAt.sort}`);
-      mainList = l;
-    }
-    return mainList;
+  /** The main list of a stored order (the requested order's by default; the Source opens each once). */
+  const mainOf = async (sort: ParticipantSort = mainAt.sort): Promise<ListReader> => {
+    const l = await src.list(LIST_ROUTE, mainPartition(sort));
+    if (l === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${sort}`);
+    if (sort === mainAt.sort) mainList = l;
+    return l;
   };
 
   // Sizes of the candidate sources: posting dimensions of at most POSTING_VALUES_MAX values (one value
@@ -344,17 +342,12 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const openValue = async (v: string): Promise<ListReader | null> => (await src.list(LIST_ROUTE, postingPartition(d, v, sort))) ?? (sort === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, postingPartition(d, v)));
     const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
     postingLists.set(d, open);
-    const one = values.length === 1 && hasPostingList(d, values[0]!);
+    // One value: the root of its own list in this order (which a walk of it reads), or of the country
+    // order's main list whose range it is (a country in a name order).
+    const one = values.length === 1 && hasPostingList(d, values[0]!) ? at?.kind : undefined;
     if (cube !== null) postingTotals.set(d, cubeTotal(cube, { [d]: values }));
-    else if (!(MAIN_FACET_FIELDS as readonly string[]).includes(d) || (one && at?.kind === 'posting')) {
-      // The value's own list in this order (the root a walk of it reads anyway), or the smp and ap values' lists.
-      postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
-    } else if (one && at?.kind === 'range') {
-      // A country in a name order: the root of the country order's main list, whose range of it a walk reads.
-      const range = await src.list(LIST_ROUTE, mainPartition(at.sort));
-      if (range === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${at.sort}`);
-      postingTotals.set(d, sumCounts(range.root.counts?.[d], values));
-    } else postingTotals.set(d, sumCounts((await mainOf()).root.counts?.[d], values));
+    else if (one === 'posting' || !(MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
+    else postingTotals.set(d, sumCounts((await mainOf(one === 'range' ? at!.sort : undefined)).root.counts?.[d], values));
   }
   let rarest: RarestTrigram | null = null;
   let rarestList: ListReader | null = null;
@@ -390,13 +383,16 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const countryRanges = byCountry(mainAt.sort) ? postingTotals.get('country') : undefined;
   // A posting list stored in a country order, with a country filter, is read in its countries' ranges
   // only (scanCountries): the value's participants in those countries.
-  const postingWalked = (dim: PostingDimension, value: string): number => {
-    const total = postingTotals.get(dim)!;
-    const at = postingSource(dim, p.sort);
-    if (dim === 'country' || at?.kind !== 'posting' || !byCountry(at.sort) || p.country === undefined) return total;
-    return cube !== null ? cubeTotal(cube, { [dim]: [value], country: acceptedValues(p, 'country') }) : Math.min(total, postingTotals.get('country') ?? total);
-  };
-  const walked = plan.kind !== 'walk' || dense || activeDimensions(p).length === 0 ? null : plan.source === 'main' ? (countryRanges ?? (await mainOf()).root.count) : plan.source === 'posting' ? postingWalked(plan.dim, plan.value) : null;
+  const walked =
+    plan.kind !== 'walk' || dense || activeDimensions(p).length === 0
+      ? null
+      : plan.source === 'main'
+        ? (countryRanges ?? (await mainOf()).root.count)
+        : plan.source !== 'posting'
+          ? null
+          : plan.dim !== 'country' && p.country !== undefined && byCountry(postingSource(plan.dim, p.sort)!.sort) && cube !== null
+            ? cubeTotal(cube, { [plan.dim]: [plan.value], country: acceptedValues(p, 'country') })
+            : postingTotals.get(plan.dim)!;
   const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
 
@@ -436,13 +432,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let backward = false;
     let stored: ParticipantSort = mainAt.sort;
     let range: string | null = null;
-    // A list that counts the main lists' facets per index entry: a main list, or a posting list stored
-    // in another order (ORDERED_POSTINGS_COUNTED).
-    let counted = false;
     if (plan.source === 'main') {
       source = await mainOf();
       backward = mainAt.backward;
-      counted = true;
     } else if (plan.source === 'trigram') {
       source = rarestList;
       stored = DEFAULT_SORT;
@@ -454,11 +446,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
         stored = at.sort;
         backward = at.backward;
         if (at.kind === 'range') range = plan.value;
-        counted = at.kind === 'range' || at.sort !== DEFAULT_SORT;
       } else {
         source = await mainOf();
         backward = mainAt.backward;
-        counted = true;
       }
     }
     // A walk that has read as many chunks as its fallback would cost reads the fallback instead: a
@@ -468,7 +458,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let fallback: Awaited<ReturnType<typeof walkFallback>> | undefined;
     let switched = false;
     if (source !== null && !collector.complete) {
-      const skip = counted ? mainSkip(p, filterCounter) : undefined;
+      // The lists that count the main lists' facets per index entry: the main lists (a country's range
+      // is one) and the posting lists stored in other orders (ORDERED_POSTINGS_COUNTED).
+      const skip = source === mainList || range !== null || (plan.source === 'posting' && stored !== DEFAULT_SORT) ? mainSkip(p, filterCounter) : undefined;
       const from = source.stats.chunks;
       const nullable = nullableFields(stored);
       // A posting list in a country order with a country filter: the accepted countries' ranges.
