@@ -8,7 +8,8 @@
 // the list sets it), and always before it would exceed `maxItems` or `maxBytes`.
 //
 // Index nodes are grouped content-defined too (an entry ends a node when a hash of its last key says so,
-// once the node holds INDEX_NODE_MIN entries; always at INDEX_FANOUT), so that a list patched in place
+// once the node holds a quarter of the list's fanout; always at the fanout, INDEX_FANOUT unless the
+// list sets one: indexShape), so that a list patched in place
 // (src/render/list-patch.ts) rewrites only the nodes above the chunks it changed.
 //
 // A list with a `head` (docs/snapshot-format.md, "Head") is held in memory and chunked from its end
@@ -67,7 +68,7 @@ export interface ListWriterOptions {
   derivedKey?: string;
   /**
    * Most entries in one index node (default INDEX_FANOUT); a node ends by its content once it holds a
-   * quarter of them (INDEX_NODE_MIN of the default), at an entry whose hash is 0 modulo half of them.
+   * quarter of them, at an entry whose hash is 0 modulo half of them (indexShape).
    * A list of millions of items takes a wider one, so that its root and one level of nodes above its
    * chunks hold it (a page reads three files, not four): the participant lists (docs/snapshot-format.md).
    */
@@ -269,12 +270,10 @@ interface IndexShape {
   modulus: number;
 }
 /** The shape of a list's index nodes (ListWriterOptions.indexFanout: a power of two from 8 to 512, for the 8 hash bits indexBoundary takes). */
-export function indexShape(fanout: number = INDEX_FANOUT): IndexShape {
+function indexShape(fanout: number = INDEX_FANOUT): IndexShape {
   if (!Number.isInteger(Math.log2(fanout)) || fanout < 8 || fanout > 512) throw new Error(`index fanout ${fanout}: not a power of two from 8 to 512`);
   return { fanout, min: fanout / 4, modulus: fanout / 2 };
 }
-/** An index node of the default shape ends by its content once it holds this many entries (and always at INDEX_FANOUT). */
-export const INDEX_NODE_MIN = indexShape().min;
 
 function indexBoundary(e: IndexEntry, shape: IndexShape): boolean {
   // Bits from 24 of the hash: a chunk's last key is often a chunk boundary (its low bits are 0).
