@@ -107,21 +107,20 @@ function postingPartitionsOf(item: ParticipantListItem, sort: ParticipantSort = 
 class PostingWriters {
   private readonly open = new Map<string, ReturnType<RenderContext['list']>>();
 
-  /** The facets counted per index entry: the lists in other orders count ORDERED_POSTINGS_COUNTED. */
-  private readonly counted: readonly string[] | undefined;
-
   constructor(
     private readonly ctx: RenderContext,
     private readonly dirs: Direction[],
     private readonly sort: ParticipantSort,
-  ) {
-    this.counted = sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED;
-  }
+  ) {}
 
   add(partition: string[], p: Pending): void {
     const k = partition.join('\u0000');
     let w = this.open.get(k);
-    if (w === undefined) this.open.set(k, (w = this.ctx.list(LIST_ROUTE, partition, this.dirs, this.counted, inOrder(LAYOUT, this.sort), true)));
+    if (w === undefined) {
+      // The lists in other orders count ORDERED_POSTINGS_COUNTED per index entry; the default order's none.
+      const counted = this.sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED;
+      this.open.set(k, (w = this.ctx.list(LIST_ROUTE, partition, this.dirs, counted, inOrder(LAYOUT, this.sort), true)));
+    }
     w.addPending(p);
   }
 
