@@ -383,16 +383,14 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const countryRanges = byCountry(mainAt.sort) ? postingTotals.get('country') : undefined;
   // A posting list stored in a country order, with a country filter, is read in its countries' ranges
   // only (scanCountries): the value's participants in those countries.
-  const walked =
-    plan.kind !== 'walk' || dense || activeDimensions(p).length === 0
-      ? null
-      : plan.source === 'main'
-        ? (countryRanges ?? (await mainOf()).root.count)
-        : plan.source !== 'posting'
-          ? null
-          : plan.dim !== 'country' && p.country !== undefined && byCountry(postingSource(plan.dim, p.sort)!.sort) && cube !== null
-            ? cubeTotal(cube, { [plan.dim]: [plan.value], country: acceptedValues(p, 'country') })
-            : postingTotals.get(plan.dim)!;
+  let walked: number | null = null;
+  if (plan.kind === 'walk' && !dense && activeDimensions(p).length > 0) {
+    if (plan.source === 'main') walked = countryRanges ?? (await mainOf()).root.count;
+    else if (plan.source === 'posting') {
+      const inCountries = plan.dim !== 'country' && p.country !== undefined && byCountry(postingSource(plan.dim, p.sort)!.sort);
+      walked = inCountries && cube !== null ? cubeTotal(cube, { [plan.dim]: [plan.value], country: acceptedValues(p, 'country') }) : postingTotals.get(plan.dim)!;
+    }
+  }
   const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
 
