@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { UPTIME_ROUTE } from '../src/api/hosts/views.js';
-import { ID_INDEX_PARTITION, LIST_ROUTE, ORDERED_POSTINGS, postingPartition, POSTING_DIMENSIONS, trigramPartition } from '../src/api/participants/plan.js';
+import { ID_INDEX_PARTITION, LIST_ROUTE, ORDERED_POSTINGS, postingPartition, POSTING_DIMENSIONS, TRIGRAM_ORDERS, trigramPartition } from '../src/api/participants/plan.js';
 import { listRootPath, listRootPrefix } from '../src/api/paths.js';
 import { statePath } from '../src/render/state.js';
 import { RECORD_PACK_UNIT_BASE } from '../src/render/context.js';
@@ -23,6 +23,7 @@ function kindOfRoot(root: string): string {
   const under = (route: string, partitionPrefix: readonly string[] = []): boolean => root.startsWith(listRootPrefix(route, partitionPrefix));
   if (under(UPTIME_ROUTE)) return 'uptime lists';
   if (under(LIST_ROUTE, trigramPartition('').slice(0, -1))) return 'name trigram lists';
+  if (TRIGRAM_ORDERS.some((sort) => under(LIST_ROUTE, trigramPartition('', sort).slice(0, -1)))) return 'name trigram lists (name and country orders)';
   if (root === listRootPath(LIST_ROUTE, ID_INDEX_PARTITION)) return 'identifier index';
   if (POSTING_DIMENSIONS.some((dim) => under(LIST_ROUTE, postingPartition(dim, '').slice(0, -1)))) return 'posting lists';
   if (POSTING_DIMENSIONS.some((dim) => ORDERED_POSTINGS[dim].some((sort) => under(LIST_ROUTE, postingPartition(dim, '', sort).slice(0, -1))))) return 'posting lists (name and country orders)';

@@ -134,8 +134,6 @@ export const READ_REVERSED: Readonly<Partial<Record<ParticipantSort, Participant
   'name.desc': 'name.asc',
   'country.desc': 'country.asc',
 };
-/** The order opposite the default (the default order's lists read reversed). */
-export const REVERSE_DEFAULT_SORT: ParticipantSort = 'first_seen.asc';
 /**
  * The orders stored as main lists: first_seen.desc, name.asc and country.asc. A walk of one of the
  * others reads its opposite's list reversed (mainSource). A cursor names the requested order all the
@@ -203,11 +201,32 @@ export const PARTICIPANT_KEYS = {
   cells: 'participants/_cells',
 } as const;
 
-/** Trigram posting list: participants whose folded name contains the trigram, in the default order (read backward for first_seen.asc). */
+/**
+ * Trigram posting list: participants whose folded name contains the trigram, in the default order (read
+ * backward for first_seen.asc) or in one of TRIGRAM_ORDERS (read backward for its opposite).
+ */
 const TRIGRAMS_PARTITION = '_names';
-export const trigramPartition = (trigram: string): string[] => [TRIGRAMS_PARTITION, trigram];
-/** The trigram of a trigram list's partition (the inverse of trigramPartition); null for any other list. */
+export const trigramPartition = (trigram: string, sort: ParticipantSort = DEFAULT_SORT): string[] =>
+  sort === DEFAULT_SORT ? [TRIGRAMS_PARTITION, trigram] : [sort, TRIGRAMS_PARTITION, trigram];
+/**
+ * The trigram of a default-order trigram list's partition (the inverse of trigramPartition); null for any
+ * other list (the lists in TRIGRAM_ORDERS hold the same participants: the trigram table counts these).
+ */
 export const trigramOf = (partition: readonly string[]): string | null => (partition.length === 2 && partition[0] === TRIGRAMS_PARTITION ? partition[1]! : null);
+/**
+ * The orders besides the first-seen ones in which the trigram lists are also stored, counting
+ * ORDERED_POSTINGS_COUNTED per index entry as the posting lists in those orders do (name.desc and
+ * country.desc read them reversed). A name search of common trigrams only (the demo's names come from a
+ * small vocabulary: `vil`, `ville`, `gem`) has no small candidate set; in a name or country order its
+ * walk read its rarest trigram's list whole from the default order, 200–600 files a page at `peppol`.
+ * In its own order that list holds the matches densely (docs/snapshot-format.md "Participants").
+ */
+export const TRIGRAM_ORDERS: readonly ParticipantSort[] = ['name.asc', 'country.asc'];
+/** The stored order of the trigram list a walk of `sort` reads, and whether reversed; null where there is none. */
+export function trigramSource(sort: ParticipantSort): { sort: ParticipantSort; backward: boolean } | null {
+  const at = mainSource(sort);
+  return at.sort === DEFAULT_SORT || TRIGRAM_ORDERS.includes(at.sort) ? at : null;
+}
 
 /**
  * The sizes of every trigram list, in one file: a name search of three trigrams or more reads it and
@@ -459,9 +478,8 @@ export interface RarestTrigram {
  * - `walk`: a source list walked in the requested order until the page is full: the smallest of the
  *   single-valued posting lists stored in that order (postingSource: every dimension's in the first-seen
  *   orders, others per ORDERED_POSTINGS, a country's range of the country order's main list in a name
- *   order) and, in the first-seen orders, the rarest
- *   trigram's list (ties: country, scheme, smp, ap, then the trigram), when one is active; otherwise the
- *   main list of the order.
+ *   order) and the rarest trigram's list in that order (trigramSource; ties: country, scheme, smp, ap,
+ *   then the trigram), when one is active; otherwise the main list of the order.
  * `rarest` is null unless the search is a name search of 3+ code points (the rarest of searchTrigrams);
  * `postingTotals` holds the total of the accepted values per planned posting dimension
  * (plannedPostingDimensions: at most POSTING_VALUES_MAX values), in POSTING_DIMENSIONS order.
@@ -491,9 +509,8 @@ export function planList(p: ListParams, search: Search | null, rarest: RarestTri
       bestCount = n;
     }
   }
-  // The trigram lists are in the default order (read backward for first_seen.asc).
-  const trigramOrder = p.sort === DEFAULT_SORT || p.sort === REVERSE_DEFAULT_SORT;
-  if (trigramOrder && rarest !== null && rarest.count < bestCount) best = { kind: 'walk', source: 'trigram', trigram: rarest.trigram };
+  // The trigram lists are in the default order and TRIGRAM_ORDERS (each read backward for its opposite).
+  if (trigramSource(p.sort) !== null && rarest !== null && rarest.count < bestCount) best = { kind: 'walk', source: 'trigram', trigram: rarest.trigram };
   return best ?? { kind: 'walk', source: 'main' };
 }
 

@@ -2,7 +2,7 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramCount, trigramPartition, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isTrigramCounts, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramCount, trigramPartition, trigramSource, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isTrigramCounts, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
@@ -350,24 +350,48 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     else postingTotals.set(d, sumCounts((await mainOf(one === 'range' ? at!.sort : undefined)).root.counts?.[d], values));
   }
   let rarest: RarestTrigram | null = null;
+  // The rarest trigram's list in the order a walk of the requested one reads (trigramSource), or the
+  // default order's (a snapshot written before the lists in TRIGRAM_ORDERS): the same participants.
   let rarestList: ListReader | null = null;
+  let rarestSort: ParticipantSort = DEFAULT_SORT;
   if (search !== null && search.kind === 'name') {
     const tris = searchTrigrams(search.text);
+    const inOrder = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
+    const openTrigram = async (t: string): Promise<{ list: ListReader | null; sort: ParticipantSort }> => {
+      const l = inOrder === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, trigramPartition(t, inOrder));
+      return l !== null ? { list: l, sort: inOrder } : { list: await src.list(LIST_ROUTE, trigramPartition(t)), sort: DEFAULT_SORT };
+    };
     // Three trigrams or more: their sizes from the trigram table, then the rarest one's root only (a
-    // snapshot without the table: every trigram's root).
-    const table = tris.length >= TRIGRAM_TABLE_MIN ? await src.json<unknown>(TRIGRAMS_PATH) : null;
+    // snapshot without the table, written before it and the lists in TRIGRAM_ORDERS: every trigram's
+    // root in the default order). Fewer: every trigram's root, in the requested order's lists.
+    const short = tris.length < TRIGRAM_TABLE_MIN;
+    const table = short ? null : await src.json<unknown>(TRIGRAMS_PATH);
     const counted = isTrigramCounts(table);
-    const roots = counted ? [] : await Promise.all(tris.map((t) => src.list(LIST_ROUTE, trigramPartition(t))));
+    const roots = counted ? [] : await Promise.all(tris.map(async (t) => (short ? openTrigram(t) : { list: await src.list(LIST_ROUTE, trigramPartition(t)), sort: DEFAULT_SORT })));
     for (let i = 0; i < tris.length; i++) {
-      const n = counted ? trigramCount(table, tris[i]!) : (roots[i]?.root.count ?? 0);
+      const n = counted ? trigramCount(table, tris[i]!) : (roots[i]?.list?.root.count ?? 0);
       if (rarest === null || n < rarest.count) {
         rarest = { trigram: tris[i]!, count: n };
-        rarestList = roots[i] ?? null;
+        ({ list: rarestList, sort: rarestSort } = roots[i] ?? { list: null, sort: DEFAULT_SORT });
       }
     }
-    if (counted && rarest !== null && rarest.count > 0) rarestList = await src.list(LIST_ROUTE, trigramPartition(rarest.trigram));
+    if (counted && rarest !== null && rarest.count > 0) ({ list: rarestList, sort: rarestSort } = await openTrigram(rarest.trigram));
   }
-  const plan = planList(p, search, rarest, postingTotals);
+  let plan = planList(p, search, rarest, postingTotals);
+  // A name search with a filter on one value, walking that value's list: the rarest trigram's list in
+  // this order may hold the matches in fewer chunks, where it counts the filter's facets per index
+  // entry (TRIGRAM_ORDERS; the walk passes over the entries without them) and its root tells how many
+  // entries hold candidates. The value's list holds all its participants, whatever their names.
+  if (plan.kind === 'walk' && plan.source === 'posting' && rarest !== null && rarestList !== null && rarestSort === trigramSource(p.sort)?.sort) {
+    const skip = mainSkip(p, null);
+    const entries = rarestList.root.entries;
+    if (skip !== undefined && entries.every((e) => e.counts !== undefined)) {
+      const level0 = rarestList.root.level === 0;
+      let chunks = 0;
+      for (const e of entries) if (!skip(e)) chunks += level0 ? 1 : Math.ceil(e.count / CHUNK_ITEMS_ESTIMATE);
+      if (chunks < Math.ceil(postingTotals.get(plan.dim)! / CHUNK_ITEMS_ESTIMATE)) plan = { kind: 'walk', source: 'trigram', trigram: rarest.trigram };
+    }
+  }
 
   // The counts of the filter matches (the facet cube or vectors), read before the items where they
   // help the page: on a first page (its meta needs them anyway) they let a walk without a search stop
@@ -424,8 +448,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     // past the index entries whose facet counts rule a filter out (the main lists count four facets).
     // The opposite orders share their lists: first_seen.asc, name.desc and country.desc read the lists
     // of first_seen.desc, name.asc and country.asc reversed (READ_REVERSED; the trigram lists are in
-    // the default order). A snapshot without a posting list in the requested order walks the main
-    // list. A country in a name order is a range of the country order's main list.
+    // the default order and TRIGRAM_ORDERS). A snapshot without a posting or trigram list in the
+    // requested order walks the main list. A country in a name order is a range of the country
+    // order's main list.
     let source: ListReader | null;
     let backward = false;
     let stored: ParticipantSort = mainAt.sort;
@@ -434,9 +459,15 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       source = await mainOf();
       backward = mainAt.backward;
     } else if (plan.source === 'trigram') {
-      source = rarestList;
-      stored = DEFAULT_SORT;
-      backward = p.sort !== DEFAULT_SORT;
+      const at = trigramSource(p.sort)!;
+      if (rarestSort === at.sort) {
+        source = rarestList;
+        stored = at.sort;
+        backward = at.backward;
+      } else {
+        source = await mainOf();
+        backward = mainAt.backward;
+      }
     } else {
       const at = postingSource(plan.dim, p.sort)!;
       source = await src.list(LIST_ROUTE, at.kind === 'range' ? mainPartition(at.sort) : postingPartition(plan.dim, plan.value, at.sort));
@@ -457,8 +488,8 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     let switched = false;
     if (source !== null && !collector.complete) {
       // The lists that count the main lists' facets per index entry: the main lists (a country's range
-      // is one) and the posting lists stored in other orders (ORDERED_POSTINGS_COUNTED).
-      const skip = source === mainList || range !== null || (plan.source === 'posting' && stored !== DEFAULT_SORT) ? mainSkip(p, filterCounter) : undefined;
+      // is one) and the posting and trigram lists stored in other orders (ORDERED_POSTINGS_COUNTED).
+      const skip = source === mainList || range !== null || stored !== DEFAULT_SORT ? mainSkip(p, filterCounter) : undefined;
       const from = source.stats.chunks;
       const nullable = nullableFields(stored);
       // A posting list in a country order with a country filter: the accepted countries' ranges.

@@ -33,6 +33,7 @@ import {
   trigramOf,
   trigramPartition,
   trigramsOf,
+  TRIGRAM_ORDERS,
   isTrigramCounts,
   TRIGRAMS_PATH,
   type ParticipantSort,
@@ -131,6 +132,42 @@ class PostingWriters {
   }
 }
 
+/**
+ * The trigram lists one pass writes side by side (the default order's, or those of one of
+ * TRIGRAM_ORDERS, which count ORDERED_POSTINGS_COUNTED per index entry), at most `max` open at once:
+ * the trigrams first met after that are left in `overflow`, for writeOverflowTrigrams.
+ */
+class TrigramWriters {
+  private readonly open = new Map<string, ReturnType<RenderContext['list']>>();
+  readonly overflow = new Set<string>();
+
+  constructor(
+    private readonly ctx: RenderContext,
+    private readonly sort: ParticipantSort,
+    private readonly max: number,
+  ) {}
+
+  add(trigram: string, p: Pending): void {
+    let w = this.open.get(trigram);
+    if (w === undefined) {
+      if (this.overflow.has(trigram)) return;
+      if (this.open.size >= this.max) {
+        this.overflow.add(trigram);
+        return;
+      }
+      const counted = this.sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED;
+      this.open.set(trigram, (w = this.ctx.list(LIST_ROUTE, trigramPartition(trigram, this.sort), orderDirs(listOrder(this.sort)), counted, inOrder(LAYOUT, this.sort), true)));
+    }
+    w.addPending(p);
+  }
+
+  /** Finishes every open list; returns how many. */
+  finish(): number {
+    for (const w of this.open.values()) w.finish();
+    return this.open.size;
+  }
+}
+
 /** The posting lists in other orders an item is in (ORDERED_POSTINGS of the dimensions it has a value of), with the order. */
 function orderedPostingsOf(item: ParticipantListItem): Array<{ partition: string[]; sort: ParticipantSort }> {
   const out: Array<{ partition: string[]; sort: ParticipantSort }> = [];
@@ -210,33 +247,51 @@ function* namedParticipants(ctx: RenderContext): Generator<NameRow[]> {
 }
 
 /**
- * Writes one list in the default order per group of a row stream ordered by group, then by that order
- * (the trigram lists left over by the default-order pass).
+ * Writes the trigram lists of `sort` a pass left over (TrigramWriters.overflow), one after the other:
+ * their (trigram, participant) pairs go into a plain temporary table (appends), and one sorted query
+ * (SQLite's external sort) gives them by trigram, then in list order; nothing participant-sized is held
+ * in memory (the temporary database is on disk while rendering). Returns how many lists.
  */
-function writeGroupedLists(ctx: RenderContext, rows: Iterable<ListRow & { group: string }>, partitionOf: (group: string) => string[], seatNames: ReadonlyMap<string, string>): number {
-  const order = listOrder(DEFAULT_SORT);
-  let current: string | null = null;
-  let w: ReturnType<RenderContext['list']> | null = null;
-  let n = 0;
-  for (const r of rows) {
-    if (r.group !== current) {
-      w?.finish();
-      n++;
-      current = r.group;
-      w = ctx.list(LIST_ROUTE, partitionOf(current), orderDirs(order), undefined, inOrder(LAYOUT, DEFAULT_SORT), true);
+function writeOverflowTrigrams(ctx: RenderContext, overflow: ReadonlySet<string>, sort: ParticipantSort, seatNames: ReadonlyMap<string, string>): number {
+  if (overflow.size === 0) return 0;
+  const { db } = ctx;
+  const order = listOrder(sort);
+  const counted = sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED;
+  db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, participant_id INTEGER NOT NULL)');
+  try {
+    const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, participant_id) VALUES (?, ?)');
+    const insertBatch = db.transaction((rows: NameRow[]) => {
+      for (const r of rows) for (const t of trigramsOf(foldName(r.name))) if (overflow.has(t)) ins.run(t, r.participant_id);
+    });
+    for (const rows of namedParticipants(ctx)) insertBatch(rows);
+    // The order's columns are participant_list's (the temporary table has none of their names).
+    const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
+    const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, ${orderSql(order)}`;
+    let current: string | null = null;
+    let w: ReturnType<RenderContext['list']> | null = null;
+    let n = 0;
+    for (const r of rowObjects<ListRow & { group: string }>(db.prepare(sql))) {
+      if (r.group !== current) {
+        w?.finish();
+        n++;
+        current = r.group;
+        w = ctx.list(LIST_ROUTE, trigramPartition(current, sort), orderDirs(order), counted, inOrder(LAYOUT, sort), true);
+      }
+      const item = listItemOf(r, seatNames);
+      w!.addPending(pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), counted === undefined ? undefined : facetsOf(item)));
     }
-    const item = listItemOf(r, seatNames);
-    w!.add(storeParticipant(item), listKey(order, item));
+    w?.finish();
+    return n;
+  } finally {
+    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
   }
-  w?.finish();
-  return n;
 }
 
 /**
- * Most trigram lists the default-order pass writes at once. Each open list holds its unfinished chunk
- * (at most chunk_max_bytes of items, shared with the other lists), so this bounds the pass's memory; the
- * trigrams first met after it is reached are written afterwards from a sorted temporary table. The
- * demo's names have about 3,000 trigrams.
+ * Most trigram lists one pass writes at once (the default order's, and each of TRIGRAM_ORDERS's). Each
+ * open list holds its unfinished chunk (at most chunk_max_bytes of items, shared with the other lists),
+ * so this bounds the pass's memory; the trigrams first met after it is reached are written afterwards
+ * from a sorted temporary table (writeOverflowTrigrams). The demo's names have about 3,000 trigrams.
  */
 export const TRIGRAM_WRITERS_MAX = 8192;
 
@@ -259,9 +314,10 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   let lists = MAIN_LIST_SORTS.length;
   const dflt = listOrder(DEFAULT_SORT);
   const dfltDirs = orderDirs(dflt);
-  // The main lists other than the default order, one pass each, which also writes the posting lists
-  // stored in that order (plan.ts ORDERED_POSTINGS): a posting list in an order is the main list's
-  // items of its value, in the same order, so the item's JSON and key are computed once for all.
+  // The main lists other than the default order, one pass each, which also writes the posting and
+  // trigram lists stored in that order (plan.ts ORDERED_POSTINGS, TRIGRAM_ORDERS): a posting list in an
+  // order is the main list's items of its value, in the same order, so the item's JSON and key are
+  // computed once for all.
   for (const sort of MAIN_LIST_SORTS) {
     if (sort === DEFAULT_SORT) continue;
     const order = listOrder(sort);
@@ -271,15 +327,18 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     // named participants before the discovered ones in name or country order.
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, sort), true);
     const postings = new PostingWriters(ctx, dirs, sort);
+    const trigrams = TRIGRAM_ORDERS.includes(sort) ? new TrigramWriters(ctx, sort, trigramWritersMax) : null;
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`))) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
       w.addPending(withFacets);
-      // These posting lists count the main list's facets per entry (ORDERED_POSTINGS_COUNTED): the same item.
+      // These posting and trigram lists count the main list's facets per entry (ORDERED_POSTINGS_COUNTED): the same item.
       for (const partition of postingPartitionsOf(item, sort)) postings.add(partition, withFacets);
+      if (trigrams !== null) for (const t of nameTrigramsOf(item)) trigrams.add(t, withFacets);
     }
     w.finish();
     lists += postings.finish();
+    if (trigrams !== null) lists += trigrams.finish() + writeOverflowTrigrams(ctx, trigrams.overflow, sort, seatNames);
   }
 
   // One pass in the default order writes the main list of that order, the posting list of each facet
@@ -287,12 +346,10 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   // and boundary are computed once and the same item goes into every list it belongs to. A chunk's
   // end depends only on the list's own items, so lists written side by side are the lists written one
   // by one.
-  const overflow = new Set<string>();
   {
-    type Writer = ReturnType<RenderContext['list']>;
     const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, DEFAULT_SORT), true);
     const postings = new PostingWriters(ctx, dfltDirs, DEFAULT_SORT);
-    const trigrams = new Map<string, Writer>();
+    const trigrams = new TrigramWriters(ctx, DEFAULT_SORT, trigramWritersMax);
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`))) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(dflt, item), facetsOf(item));
@@ -303,45 +360,15 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       for (const partition of postingPartitionsOf(item)) postings.add(partition, p);
       for (const t of nameTrigramsOf(item)) {
         trigramCounts.set(t, (trigramCounts.get(t) ?? 0) + 1);
-        let w = trigrams.get(t);
-        if (w === undefined) {
-          if (overflow.has(t)) continue;
-          if (trigrams.size >= trigramWritersMax) {
-            overflow.add(t);
-            continue;
-          }
-          trigrams.set(t, (w = ctx.list(LIST_ROUTE, trigramPartition(t), dfltDirs, undefined, inOrder(LAYOUT, DEFAULT_SORT), true)));
-        }
-        w.addPending(p);
+        trigrams.add(t, p);
       }
     }
     main.finish();
-    lists += postings.finish();
-    for (const w of trigrams.values()) w.finish();
-    lists += trigrams.size;
+    lists += postings.finish() + trigrams.finish();
+    if (!ctx.elsewhere.has(INDEX_LISTS_PART)) lists += writeIndexLists(ctx, seatNames);
+    lists += writeOverflowTrigrams(ctx, trigrams.overflow, DEFAULT_SORT, seatNames);
   }
 
-  if (!ctx.elsewhere.has(INDEX_LISTS_PART)) lists += writeIndexLists(ctx, seatNames);
-
-  // The trigrams left over: their (trigram, participant) pairs go into a plain temporary table
-  // (appends), and one index built afterwards (SQLite's external sort) gives them in list order;
-  // nothing participant-sized is held in memory (the temporary database is on disk while rendering).
-  if (overflow.size > 0) {
-    db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, first_seen_at INTEGER NOT NULL, pid TEXT NOT NULL, participant_id INTEGER NOT NULL)');
-    try {
-      const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, first_seen_at, pid, participant_id) VALUES (?, ?, ?, ?)');
-      const insertBatch = db.transaction((rows: NameRow[]) => {
-        for (const r of rows) for (const t of trigramsOf(foldName(r.name))) if (overflow.has(t)) ins.run(t, r.first_seen_at, r.pid, r.participant_id);
-      });
-      for (const rows of namedParticipants(ctx)) insertBatch(rows);
-      db.exec('CREATE INDEX temp.participant_trigrams_order ON participant_trigrams (t, first_seen_at DESC, pid DESC)');
-      const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
-      const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, g.first_seen_at DESC, g.pid DESC`;
-      lists += writeGroupedLists(ctx, rowObjects<ListRow & { group: string }>(db.prepare(sql)), trigramPartition, seatNames);
-    } finally {
-      db.exec('DROP TABLE IF EXISTS temp.participant_trigrams');
-    }
-  }
   return lists;
 }
 
@@ -415,7 +442,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   const lists = new Map<string, ListChanges>();
   const changesOf = (partition: string[], dirs: Direction[], kind: 'main' | 'ids' | 'posting' | 'ordered', derivedKey: string): ListChanges => {
     // 'ids': a list every participant is in (the identifier index, the cell list), kept when empty;
-    // 'ordered': a posting list in another order, which counts facets per entry as the main lists do.
+    // 'ordered': a posting or trigram list in another order, which counts facets per entry as the main lists do.
     const root = listRootPath(LIST_ROUTE, partition);
     let c = lists.get(root);
     if (c === undefined) {
@@ -445,7 +472,13 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     }
     out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids', PARTICIPANT_KEYS.ids), key: [item.value, item.id] });
     out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids', PARTICIPANT_KEYS.cells), key: cellKey(item) });
-    for (const t of nameTrigramsOf(item)) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting', dfltKey), key });
+    const trigrams = nameTrigramsOf(item);
+    for (const t of trigrams) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting', dfltKey), key });
+    for (const sort of TRIGRAM_ORDERS) {
+      const order = listOrder(sort);
+      const k = listKey(order, item);
+      for (const t of trigrams) out.push({ list: changesOf(trigramPartition(t, sort), orderDirs(order), 'ordered', PARTICIPANT_KEYS.order(sort)), key: k, facets });
+    }
     return out;
   };
   const moved: Array<{ was: StoredParticipant | undefined; now: StoredParticipant | undefined; nowJson: string | undefined }> = [];
