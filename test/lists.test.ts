@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints, compareKeys, type Direction, type SortKey } from '../src/api/sort-keys.js';
 import { fnv1a } from '../src/api/fnv1a.js';
-import { ListWriter, rawChunkOf, type FileSink } from '../src/render/lists.js';
+import { buildIndex, ListWriter, rawChunkOf, type FileSink } from '../src/render/lists.js';
 import { patchList, type PatchOp } from '../src/render/list-patch.js';
 import { composePage, ListReader, scanReverse } from '../src/edge/list-reader.js';
 import { facetCount, LIST_FORMAT, LIST_FORMAT_DERIVED, LIST_FORMAT_HEAD, type Chunk, type IndexEntry, type IndexNode, type ListRoot } from '../src/edge/list-format.js';
@@ -503,6 +503,26 @@ describe('lists patched in place', () => {
     expect(full.root.level).toBe(1);
     expect(r.nodesKept).toBeGreaterThan(0);
     expect(() => writeItems({ ...base, indexFanout: 100 }, items.slice(0, 10))).toThrow(/power of two/);
+  });
+
+  it('the writer builds its index as the chunks come (holding a node\'s entries, not the list\'s): the same nodes and root as buildIndex over all its chunks', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 700 }), fc.constantFrom(8, 16), fc.integer({ min: 0, max: 1_000_000 }), (n, fanout, seed) => {
+        // One item a chunk: n chunks, from one under a root to three levels of nodes.
+        const items: Item[] = Array.from({ length: n }, (_, i) => ({ t: 0, id: `${seed}-${String(i).padStart(4, '0')}`, status: i % 3 === 0 ? ('open' as const) : ('closed' as const), note: '' }));
+        items.sort((a, b) => compareKeys(keyOf(a), keyOf(b), DIRS));
+        const written = writeItems({ items, maxItems: 1, maxBytes: 100_000, minItems: null, entryCounts: true, indexFanout: fanout, fate: [], added: [] }, items);
+        const chunks = chunkEntries(written.sink, written.root);
+        expect(chunks).toHaveLength(n);
+        const nodes = new MemSink();
+        const built = buildIndex(chunks, { fields: ['status'], entryCounts: true, fanout }, (path, body) => nodes.put(path, body));
+        expect(written.root.level).toBe(built.level);
+        expect(written.root.entries).toEqual(built.entries);
+        for (const [path, body] of nodes.files) expect(written.sink.files.get(path), path).toEqual(body);
+        expect(written.root.level).toBe(n <= fanout ? 0 : built.level);
+      }),
+      { numRuns: 60 },
+    );
   });
 });
 

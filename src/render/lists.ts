@@ -299,14 +299,33 @@ export interface EarlierNode {
  * by the end of its level), it is that node: its entry is taken as it was, without serialising and
  * hashing it again, and `kept` receives its path instead of `put`.
  */
+type IndexFacets = { fields?: readonly string[]; entryCounts?: boolean; fanout?: number };
+
+/** Writes one inner node of `level` over a group of entries; returns its entry in the level above. */
+function writeNode(level: number, group: IndexEntry[], facets: IndexFacets, put: (path: string, body: Uint8Array) => void): IndexEntry {
+  const node: IndexNode = { level, entries: group };
+  const body = enc.encode(JSON.stringify(node));
+  const path = contentPath(body);
+  put(path, body);
+  const e: IndexEntry = { first: group[0]!.first, last: group[group.length - 1]!.last, count: group.reduce((n, g) => n + g.count, 0), path };
+  if (facets.fields && facets.entryCounts !== false) {
+    const c: FacetCounts = {};
+    for (const g of group) if (g.counts) addCounts(c, g.counts);
+    e.counts = sortedCounts(c);
+  }
+  return e;
+}
+
 export function buildIndex(
   level0: IndexEntry[],
-  facets: { fields?: readonly string[]; entryCounts?: boolean; fanout?: number },
+  facets: IndexFacets,
   put: (path: string, body: Uint8Array) => void,
   earlier?: { nodes: ReadonlyMap<string, EarlierNode>; kept: (path: string) => void },
+  /** The level of the entries given (0: chunks; StreamedIndex passes its level-1 entries). */
+  startLevel = 0,
 ): { level: number; entries: IndexEntry[] } {
   const shape = indexShape(facets.fanout);
-  let level = 0;
+  let level = startLevel;
   let entries = level0;
   /** The earlier node the entries from `i` on are, or null. */
   const earlierAt = (i: number): EarlierNode | null => {
@@ -322,17 +341,7 @@ export function buildIndex(
     const up: IndexEntry[] = [];
     let group: IndexEntry[] = [];
     const close = (): void => {
-      const node: IndexNode = { level, entries: group };
-      const body = enc.encode(JSON.stringify(node));
-      const path = contentPath(body);
-      put(path, body);
-      const e: IndexEntry = { first: group[0]!.first, last: group[group.length - 1]!.last, count: group.reduce((n, g) => n + g.count, 0), path };
-      if (facets.fields && facets.entryCounts !== false) {
-        const c: FacetCounts = {};
-        for (const g of group) if (g.counts) addCounts(c, g.counts);
-        e.counts = sortedCounts(c);
-      }
-      up.push(e);
+      up.push(writeNode(level, group, facets, put));
       group = [];
     };
     for (let i = 0; i < entries.length; i++) {
@@ -410,13 +419,73 @@ export function writeChunk(sink: FileSink, items: readonly Pending[], opts: Pick
   return { entry, counts };
 }
 
+/**
+ * buildIndex over level-0 entries given one at a time, holding few of them: the level-1 nodes are
+ * groups that end by their own entries (endsNode), so each is written as soon as it ends, once the
+ * list is known to need nodes (more than a root's fanout of chunks); until then the entries are held,
+ * as a root may hold them all. The same nodes and root as buildIndex over all the entries: a list of
+ * millions of items (a participant list: a trigram's in a name order) keeps its few hundred level-1
+ * entries, not its thousands of chunk entries, while thousands of lists are written side by side.
+ */
+class StreamedIndex {
+  private readonly shape: IndexShape;
+  /** Level-0 entries not yet in a written node: every one until more than a fanout were seen. */
+  private held: IndexEntry[] = [];
+  /** Where the current group starts in `held`. */
+  private groupStart = 0;
+  private seen = 0;
+  private readonly up: IndexEntry[] = [];
+
+  constructor(
+    private readonly facets: IndexFacets,
+    private readonly put: (path: string, body: Uint8Array) => void,
+  ) {
+    this.shape = indexShape(facets.fanout);
+  }
+
+  add(e: IndexEntry): void {
+    this.held.push(e);
+    this.seen++;
+    const n = this.held.length - this.groupStart;
+    if (endsNode(n, e, this.shape)) this.groupStart = this.held.length;
+    if (this.seen > this.shape.fanout && this.groupStart > 0) this.writeClosed();
+  }
+
+  /** Writes the groups that have ended. */
+  private writeClosed(): void {
+    let from = 0;
+    let n = 0;
+    // Group ends are found again from the entries held (the same rule, from the first held one).
+    for (let i = 0; i < this.groupStart; i++) {
+      n++;
+      if (endsNode(n, this.held[i]!, this.shape)) {
+        this.up.push(writeNode(0, this.held.slice(from, i + 1), this.facets, this.put));
+        from = i + 1;
+        n = 0;
+      }
+    }
+    if (from === 0) return;
+    this.held = this.held.slice(from);
+    this.groupStart -= from;
+  }
+
+  /** The root's level and entries (writing the last node and the levels above). */
+  finish(): { level: number; entries: IndexEntry[] } {
+    if (this.seen <= this.shape.fanout) return { level: 0, entries: this.held };
+    this.writeClosed();
+    if (this.held.length > 0) this.up.push(writeNode(0, this.held, this.facets, this.put));
+    this.held = [];
+    return buildIndex(this.up, this.facets, this.put, undefined, 1);
+  }
+}
+
 export class ListWriter {
   /** Every item (with a head). */
   private pending: Pending[] = [];
   private readonly cut: Cut;
   /** Front-to-back chunking (without a head). */
   private readonly cutter: Cutter;
-  private readonly level0: IndexEntry[] = [];
+  private readonly index: StreamedIndex;
   /** Chunks already written that follow the items (addWritten). */
   private readonly tail: IndexEntry[] = [];
   private readonly total: FacetCounts = {};
@@ -428,7 +497,8 @@ export class ListWriter {
   ) {
     if (opts.derivedKey !== undefined && keyDerivation(opts.derivedKey) === null) throw new Error(`ListWriter: no key derivation ${opts.derivedKey}`);
     this.cut = cutOf(opts);
-    this.cutter = new Cutter(this.cut, (items) => this.level0.push(this.chunk(items)));
+    this.index = new StreamedIndex({ fields: opts.facetFields, entryCounts: opts.entryCounts, fanout: opts.indexFanout }, (path, body) => this.sink.put(path, body, 'application/json', 'immutable'));
+    this.cutter = new Cutter(this.cut, (items) => this.index.add(this.chunk(items)));
   }
 
   private readonly full = (items: number, bytes: number): boolean => this.cut.full(items, bytes);
@@ -486,7 +556,7 @@ export class ListWriter {
     const headEnd = sub.length === 0 ? rest : sub[sub.length - 1]!;
     // List order: the head, the rest's chunk, then the chunks found from the end, newest first.
     const bounds = [headEnd, rest, ...starts.reverse(), all.length];
-    for (let i = 0; i + 1 < bounds.length; i++) if (bounds[i]! < bounds[i + 1]!) this.level0.push(this.chunk(all.slice(bounds[i], bounds[i + 1])));
+    for (let i = 0; i + 1 < bounds.length; i++) if (bounds[i]! < bounds[i + 1]!) this.index.add(this.chunk(all.slice(bounds[i], bounds[i + 1])));
     const items = all.slice(0, headEnd);
     const h: HeadChunk = { keys: items.map((p) => p.key), items: items.map((p) => JSON.parse(p.json) as unknown) };
     if (this.opts.facetFields) {
@@ -502,10 +572,8 @@ export class ListWriter {
   finish(rootPath: string): ListRoot {
     const head = this.opts.head ? this.splitHead(this.opts.head) : undefined;
     this.cutter.flush();
-    this.level0.push(...this.tail);
-    const { level, entries } = buildIndex(this.level0, { fields: this.opts.facetFields, entryCounts: this.opts.entryCounts, fanout: this.opts.indexFanout }, (path, body) =>
-      this.sink.put(path, body, 'application/json', 'immutable'),
-    );
+    for (const e of this.tail) this.index.add(e);
+    const { level, entries } = this.index.finish();
     const root = rootOf(this.opts, this.count, level, entries, head);
     if (this.opts.facetFields) root.counts = sortedCounts(this.total);
     if (head) root.head = head;
