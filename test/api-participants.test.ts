@@ -1055,6 +1055,39 @@ describe('participants.list: a country in a country order', () => {
     }
   }, 120_000);
 
+  it('several values of one dimension walk their lists merged in the requested order, not the main list: full pages as the oracle, each of a few files', async () => {
+    // SMPs other than the one of the 20,000 added participants, together over SMALL_SET_MAX (no small
+    // set), a few percent of the list: spread along every order of the main list.
+    const others = big.prepare('SELECT smp, count(*) AS n FROM participant_list WHERE smp IS NOT NULL AND smp <> ? GROUP BY smp ORDER BY n DESC, smp').all(smp) as Array<{ smp: string; n: number }>;
+    const values: string[] = [];
+    let total = 0;
+    for (const o of others) {
+      if (total > SMALL_SET_MAX) break;
+      if (o.n > SMALL_SET_MAX / 2) continue;
+      values.push(o.smp);
+      total += o.n;
+    }
+    expect(total, 'the SMPs chosen hold more than SMALL_SET_MAX participants').toBeGreaterThan(SMALL_SET_MAX);
+    expect(values.length).toBeGreaterThan(1);
+    const all = big.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
+    expect(total / all, 'a few percent of the participants').toBeLessThan(0.1);
+    const smpRoot = /^i\/participants\.list\/(?:[^/]+\/)*smp\//;
+    for (const sort of PARTICIPANT_SORTS) {
+      const query = { smp: values.join(','), sort, limit: '50' };
+      const { ids, pages } = await walk(query);
+      expect(ids, sort).toEqual(everyMatchIn(big, query));
+      expect(pages.length, sort).toBe(Math.ceil(total / 50));
+      pages.forEach((page, i) => {
+        // Each SMP's root and the chunk at the cursor of each list (one more where a list's items on
+        // the page, or the one after them, reach into its next chunk; in a descending order read
+        // reversed, a seek to a list's null block); the first page also the main root and each SMP's
+        // facet vector.
+        expect(page.files, `${sort} page ${i + 1}: ${page.paths.join(' ')}`).toBeLessThanOrEqual(i === 0 ? 4 * values.length + 2 : 3 * values.length + 2);
+        expect(page.paths.filter((p) => smpRoot.test(p)).length, sort).toBe(values.length);
+      });
+    }
+  }, 120_000);
+
   it('a posting list in another order counts facets per index entry: a pair whose matches are the last of the list passes over the chunks before them', async () => {
     // The SMP's lists in the name and country orders hold its 20,000 participants of the other country
     // and then its discovered ones (no name, no country). A page of one is estimated cheap enough to
