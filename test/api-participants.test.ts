@@ -1032,10 +1032,13 @@ describe('participants.list: a country in a country order', () => {
         for (const limit of ['7', '200']) within((await walk({ q, sort, limit }, 2)).pages, `${q} ${sort} limit ${limit}`);
       }
     }
-    // Whole walks: in a country order backward (a list of TRIGRAM_ORDERS read reversed), and with a
-    // country filter.
+    // Whole walks: in a country order backward (a list of TRIGRAM_ORDERS read reversed) and in a name
+    // order, of "synthetic 19" (its rarest trigram " 19" over SMALL_SET_MAX: 1,111 of the other
+    // country's names and a few of the country's), and with a country filter.
+    expect(Math.min(...searchTrigrams('synthetic 19').map((t) => trigramCount(table, t)))).toBeGreaterThan(SMALL_SET_MAX);
     const whole: Array<Record<string, string>> = [
-      { q: 'synthetic', sort: 'country.desc', limit: '200' },
+      { q: 'synthetic 19', sort: 'country.desc', limit: '200' },
+      { q: 'synthetic 19', sort: 'name.asc', limit: '200' },
       { q: 'ynthetic', country: COUNTRY, sort: 'name.asc', limit: '50' },
     ];
     for (const query of whole) {
