@@ -429,10 +429,10 @@ export function writeChunk(sink: FileSink, items: readonly Pending[], opts: Pick
  */
 class StreamedIndex {
   private readonly shape: IndexShape;
-  /** Level-0 entries not yet in a written node: every one until more than a fanout were seen. */
-  private held: IndexEntry[] = [];
-  /** Where the current group starts in `held`. */
-  private groupStart = 0;
+  /** Groups that have ended, not yet written: every one until more than a fanout of entries were seen. */
+  private ended: IndexEntry[][] = [];
+  /** The group being filled. */
+  private group: IndexEntry[] = [];
   private seen = 0;
   private readonly up: IndexEntry[] = [];
 
@@ -444,37 +444,27 @@ class StreamedIndex {
   }
 
   add(e: IndexEntry): void {
-    this.held.push(e);
+    this.group.push(e);
     this.seen++;
-    const n = this.held.length - this.groupStart;
-    if (endsNode(n, e, this.shape)) this.groupStart = this.held.length;
-    if (this.seen > this.shape.fanout && this.groupStart > 0) this.writeClosed();
+    if (endsNode(this.group.length, e, this.shape)) {
+      this.ended.push(this.group);
+      this.group = [];
+    }
+    if (this.seen > this.shape.fanout) this.writeEnded();
   }
 
   /** Writes the groups that have ended. */
-  private writeClosed(): void {
-    let from = 0;
-    let n = 0;
-    // Group ends are found again from the entries held (the same rule, from the first held one).
-    for (let i = 0; i < this.groupStart; i++) {
-      n++;
-      if (endsNode(n, this.held[i]!, this.shape)) {
-        this.up.push(writeNode(0, this.held.slice(from, i + 1), this.facets, this.put));
-        from = i + 1;
-        n = 0;
-      }
-    }
-    if (from === 0) return;
-    this.held = this.held.slice(from);
-    this.groupStart -= from;
+  private writeEnded(): void {
+    for (const g of this.ended) this.up.push(writeNode(0, g, this.facets, this.put));
+    this.ended = [];
   }
 
   /** The root's level and entries (writing the last node and the levels above). */
   finish(): { level: number; entries: IndexEntry[] } {
-    if (this.seen <= this.shape.fanout) return { level: 0, entries: this.held };
-    this.writeClosed();
-    if (this.held.length > 0) this.up.push(writeNode(0, this.held, this.facets, this.put));
-    this.held = [];
+    if (this.seen <= this.shape.fanout) return { level: 0, entries: [...this.ended.flat(), ...this.group] };
+    this.writeEnded();
+    if (this.group.length > 0) this.up.push(writeNode(0, this.group, this.facets, this.put));
+    this.group = [];
     return buildIndex(this.up, this.facets, this.put, undefined, 1);
   }
 }
