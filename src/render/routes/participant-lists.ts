@@ -104,24 +104,27 @@ function postingPartitionsOf(item: ParticipantListItem, sort: ParticipantSort = 
   return out;
 }
 
+/**
+ * Opens a posting or trigram list stored in `sort`: the lists in other orders count
+ * ORDERED_POSTINGS_COUNTED per index entry, the default order's none.
+ */
+function listIn(ctx: RenderContext, partition: string[], sort: ParticipantSort): ReturnType<RenderContext['list']> {
+  return ctx.list(LIST_ROUTE, partition, orderDirs(listOrder(sort)), sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED, inOrder(LAYOUT, sort), true);
+}
+
 /** The posting lists one pass writes side by side, each opened at its first item. */
 class PostingWriters {
   private readonly open = new Map<string, ReturnType<RenderContext['list']>>();
 
   constructor(
     private readonly ctx: RenderContext,
-    private readonly dirs: Direction[],
     private readonly sort: ParticipantSort,
   ) {}
 
   add(partition: string[], p: Pending): void {
     const k = partition.join('\u0000');
     let w = this.open.get(k);
-    if (w === undefined) {
-      // The lists in other orders count ORDERED_POSTINGS_COUNTED per index entry; the default order's none.
-      const counted = this.sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED;
-      this.open.set(k, (w = this.ctx.list(LIST_ROUTE, partition, this.dirs, counted, inOrder(LAYOUT, this.sort), true)));
-    }
+    if (w === undefined) this.open.set(k, (w = listIn(this.ctx, partition, this.sort)));
     w.addPending(p);
   }
 
@@ -155,8 +158,7 @@ class TrigramWriters {
         this.overflow.add(trigram);
         return;
       }
-      const counted = this.sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED;
-      this.open.set(trigram, (w = this.ctx.list(LIST_ROUTE, trigramPartition(trigram, this.sort), orderDirs(listOrder(this.sort)), counted, inOrder(LAYOUT, this.sort), true)));
+      this.open.set(trigram, (w = listIn(this.ctx, trigramPartition(trigram, this.sort), this.sort)));
     }
     w.addPending(p);
   }
@@ -287,7 +289,7 @@ function writeOverflowTrigrams(ctx: RenderContext, overflow: ReadonlySet<string>
         w?.finish();
         n++;
         current = r.group;
-        w = ctx.list(LIST_ROUTE, trigramPartition(current, sort), orderDirs(order), counted, inOrder(LAYOUT, sort), true);
+        w = listIn(ctx, trigramPartition(current, sort), sort);
       }
       const item = listItemOf(r, seatNames);
       w!.addPending(pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), counted === undefined ? undefined : facetsOf(item)));
@@ -338,7 +340,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     // the entries whose counts rule a filter out (docs/snapshot-format.md "Participants"), e.g. the
     // named participants before the discovered ones in name or country order.
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, sort), true);
-    const postings = new PostingWriters(ctx, dirs, sort);
+    const postings = new PostingWriters(ctx, sort);
     const trigrams = TRIGRAM_ORDERS.includes(sort) ? new TrigramWriters(ctx, sort, trigramWritersMax) : null;
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`))) {
       const item = listItemOf(r, seatNames);
@@ -360,7 +362,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   // by one.
   {
     const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, DEFAULT_SORT), true);
-    const postings = new PostingWriters(ctx, dfltDirs, DEFAULT_SORT);
+    const postings = new PostingWriters(ctx, DEFAULT_SORT);
     const trigrams = new TrigramWriters(ctx, DEFAULT_SORT, trigramWritersMax);
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`))) {
       const item = listItemOf(r, seatNames);
