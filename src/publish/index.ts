@@ -100,6 +100,8 @@ export interface PublishSummary {
 
 /** Files at least this large are streamed from disk instead of read into memory. */
 const STREAM_ABOVE_BYTES = 16 * 1024 * 1024;
+/** A planned file's body under this size is read synchronously (see localBody). */
+const READ_SYNC_BELOW_BYTES = 1024 * 1024;
 /** Plan rows uploaded per page (each page runs with publish.concurrency uploads in flight). */
 const UPLOAD_PAGE = 2000;
 const UPLOAD_ORDER: readonly CacheClass[] = ['immutable', 'mutable', 'meta'];
@@ -432,7 +434,10 @@ async function localBody(outDir: string, row: PlanRow): Promise<PutBody> {
   }
   let bytes: Uint8Array;
   try {
-    bytes = new Uint8Array(await fs.promises.readFile(file));
+    // A file under READ_SYNC_BELOW_BYTES (almost every one) is read at once: fs.promises.readFile takes
+    // four trips through the thread pool (open, fstat, read, close), which cost more CPU than the
+    // read itself (5 of the client's 43 CPU-seconds for the small demo's 20,600 objects).
+    bytes = new Uint8Array(expected < READ_SYNC_BELOW_BYTES ? fs.readFileSync(file) : await fs.promises.readFile(file));
   } catch {
     throw changedUnderUs(file);
   }
