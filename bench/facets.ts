@@ -4,7 +4,7 @@
 // one-dimension filter) and the CPU of parsing and summing them, over a seeded mix of filter
 // combinations drawn from the database's own values. Read-only.
 import { jsonBody } from '../src/api/json.js';
-import { cubeCounts, cubeOf, FACET_DIMENSIONS, FacetCounter, isFacetCube, isFacetVector, vectorsOf, type FacetDimension } from '../src/api/participants/facets.js';
+import { cubeCounts, cubeOf, decodeCube, encodeCube, FACET_DIMENSIONS, FacetCounter, isFacetVector, vectorsOf, type FacetDimension } from '../src/api/participants/facets.js';
 import { POSTING_VALUES_MAX } from '../src/api/participants/plan.js';
 import { curatedSeatNames, facetLabelsOf, facetTupleRows } from '../src/api/participants/query.js';
 import { openDb } from '../src/db/index.js';
@@ -42,7 +42,7 @@ export function benchFacets(dbPath: string, requests: number, seed: number, prog
     const tuples = facetTupleRows(db);
     const groupSeconds = (performance.now() - t) / 1000;
     const cube = cubeOf(tuples, facetLabelsOf(curatedSeatNames(db)));
-    const cubeBody = jsonBody(cube);
+    const cubeBody = encodeCube(cube);
     const vectors = vectorsOf(cube).map((v) => ({ ...v, body: jsonBody(v.vector) }));
     const sizes = vectors.map((v) => v.body.length);
     const byValue = new Map(vectors.map((v) => [`${v.dim}\u0000${v.value}`, v.body]));
@@ -83,8 +83,8 @@ export function benchFacets(dbPath: string, requests: number, seed: number, prog
             if (isFacetVector(v)) counter.addVector(v);
           }
         } else {
-          const c: unknown = JSON.parse(dec.decode(cubeBody));
-          if (!isFacetCube(c)) throw new Error('not a cube');
+          const c = decodeCube(cubeBody);
+          if (c === null) throw new Error('not a cube');
           counter = cubeCounts(c, accepts);
         }
         jsonBody(counter.buckets());

@@ -10,7 +10,8 @@ import { jsonBody, jsonText } from '../src/api/json.js';
 import { acceptedValues, classifySearch, MAIN_LIST_SORTS, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_ORDERS, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, trigramCount, trigramPartition, trigramSource, type ListParams, type TrigramCounts } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
-import { curatedSeatNames, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
+import { curatedSeatNames, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
+import { CUBE_FORMAT, CUBE_JSON_PATH, CUBE_PATH, cubeOf, decodeCube, encodeCube, FACET_DIMENSIONS, type FacetCube } from '../src/api/participants/facets.js';
 import { finishResult, paramErrorsOf, type ApiResult } from '../src/api/result.js';
 import { matchRoute } from '../src/api/routes/match.js';
 import { parseRequest } from '../src/api/routes/request.js';
@@ -29,7 +30,7 @@ import { participantRenderers } from '../src/render/routes/participants.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
 import { tempDir } from './helpers/feeds.js';
-import { decodeStored, readStoredJson } from '../src/render/stored.js';
+import { decodeStored, encodeStored, readStoredJson } from '../src/render/stored.js';
 
 const BASE = 'https://api.example.test';
 const HISTORY_LIST_MIN = 4;
@@ -710,6 +711,88 @@ describe('participants.list read cost with the default chunk settings', () => {
       expect(paths.filter((p) => smpRoot.test(p)), target).toEqual([]);
       expect(paths.filter((p) => MAIN_ROOTS.includes(p)), target).toEqual([]);
     }
+  });
+
+  it('the facet cube is stored in binary (encodeCube): the cube of the participants; a snapshot written before it, with the cube as JSON, gives the same answers', async () => {
+    const binPath = path.join(prodDir, CUBE_PATH);
+    const stored = fs.readFileSync(binPath);
+    const cube = decodeCube(new Uint8Array(decodeStored(stored)));
+    expect(cube).not.toBeNull();
+    expect(cube!.format).toBe(CUBE_FORMAT);
+    const want = cubeOf(facetTupleRows(db), facetLabelsOf(curatedSeatNames(db)));
+    expect({ ...cube!, cells: [...cube!.cells] }).toEqual(want);
+    // Pages of several filters read the cube: as the oracle, from the binary cube and from the JSON one.
+    const smps = db.prepare('SELECT smp FROM participant_list WHERE smp IS NOT NULL GROUP BY smp ORDER BY count(*) DESC, smp LIMIT 2').pluck().all() as string[];
+    const targets = PARTICIPANT_SORTS.map((sort, i) => `/v1/participants${qs({ registered: 'true', smp: smps.join(','), ...(i % 2 === 0 ? { provenance: 'directory' } : {}), sort, limit: String(1 + i * 9) })}`);
+    const pages = async (): Promise<Array<{ paths: string[]; body: string }>> => {
+      const out: Array<{ paths: string[]; body: string }> = [];
+      for (const target of targets) {
+        const url = new URL(target, BASE);
+        const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
+        if (!parsed.ok) throw new Error(target);
+        const paths: string[] = [];
+        const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read: async (p) => (paths.push(p), readProd(p)), nowMs });
+        const oracle = runQuery('participants.list', db, parsed.params as Record<string, unknown>, nowMs);
+        const body = jsonText(finish(composed, url.pathname).body);
+        expect(body, target).toBe(jsonText(finish(oracle, url.pathname).body));
+        out.push({ paths, body });
+      }
+      return out;
+    };
+    const binary = await pages();
+    expect(binary.every((p) => p.paths.includes(CUBE_PATH))).toBe(true);
+    const jsonPath = path.join(prodDir, CUBE_JSON_PATH);
+    fs.rmSync(binPath);
+    fs.writeFileSync(jsonPath, encodeStored(CUBE_JSON_PATH, new TextEncoder().encode(jsonText(want))));
+    try {
+      const old = await pages();
+      expect(old.every((p) => p.paths.includes(CUBE_JSON_PATH))).toBe(true);
+      expect(old.map((p) => p.body)).toEqual(binary.map((p) => p.body));
+    } finally {
+      fs.rmSync(jsonPath);
+      fs.writeFileSync(binPath, stored);
+    }
+  });
+
+  it('encodeCube and decodeCube: any cube back as it was (codes of one, two and four bytes, nulls); other bytes are no cube', () => {
+    const dictionary = (n: number) => Array.from({ length: n }, (_, i) => `v${String(i).padStart(6, '0')}`);
+    const cubeArb = fc
+      .record({ sizes: fc.tuple(...FACET_DIMENSIONS.map(() => fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 250, max: 300 })))), rows: fc.integer({ min: 0, max: 40 }), seed: fc.integer() })
+      .map(({ sizes, rows, seed }) => {
+        let x = seed >>> 0;
+        const next = (n: number) => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % n);
+        const values = Object.fromEntries(FACET_DIMENSIONS.map((dim, d) => [dim, dictionary(sizes[d]!)])) as FacetCube['values'];
+        const cells: number[] = [];
+        for (let r = 0; r < rows; r++) {
+          for (const dim of FACET_DIMENSIONS) cells.push(values[dim].length === 0 || next(5) === 0 ? -1 : next(values[dim].length));
+          cells.push(1 + next(3_000_000));
+        }
+        const cube: FacetCube = { format: CUBE_FORMAT, values, labels: { scheme: values.scheme.length > 0 ? { [values.scheme[0]!]: 'Ä scheme' } : {}, ap: {} }, cells };
+        return cube;
+      });
+    fc.assert(
+      fc.property(cubeArb, (cube) => {
+        const back = decodeCube(encodeCube(cube));
+        expect(back).not.toBeNull();
+        expect({ ...back!, cells: [...back!.cells] }).toEqual(cube);
+        // As a big-endian machine reads it (through a DataView).
+        expect([...decodeCube(encodeCube(cube), false)!.cells]).toEqual(cube.cells);
+        // Not at the start of its buffer (as a file read into a larger one): the same cube.
+        const bytes = encodeCube(cube);
+        const shifted = new Uint8Array(bytes.length + 3);
+        shifted.set(bytes, 3);
+        expect([...decodeCube(shifted.subarray(3))!.cells]).toEqual(cube.cells);
+        // Cut short, or JSON: no cube.
+        expect(decodeCube(bytes.subarray(0, bytes.length - 1))).toBeNull();
+      }),
+      { numRuns: 60 },
+    );
+    // A dictionary past 65,534 values: codes of four bytes.
+    const big = dictionary(70_000);
+    const values = { country: ['BE'], scheme: [], registered: ['true'], provenance: [], smp: [], ap: big } as unknown as FacetCube['values'];
+    const cube: FacetCube = { format: CUBE_FORMAT, values, labels: { scheme: {}, ap: {} }, cells: [0, -1, 0, -1, -1, 69_999, 7, -1, -1, 0, -1, -1, 65_535, 2] };
+    expect({ ...decodeCube(encodeCube(cube))!, cells: [...decodeCube(encodeCube(cube))!.cells] }).toEqual(cube);
+    expect(decodeCube(new TextEncoder().encode(jsonText(cube)))).toBeNull();
   });
 
   it('a name search of three trigrams or more reads the trigram table and the rarest trigram\'s root, not a root per trigram; a snapshot without the table reads every root, with the same answers', async () => {

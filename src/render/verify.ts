@@ -33,7 +33,7 @@ import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, isRecordPack, RECORD_PAGE, recordPackOf, recordPackPath, type RecordPack } from '../api/participants/record.js';
 import { BULK_DIR, DATA_PACKAGE_FILE, SHA256SUMS_FILE } from '../bulk/index.js';
 import { hashFile } from '../bulk/file.js';
-import { CUBE_FORMAT, CUBE_PATH, cubeCounts, isFacetCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
+import { CUBE_BINARY_FORMAT, CUBE_PATH, cubeCounts, decodeCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
 
 export interface VerifyProblem {
   path: string;
@@ -345,9 +345,9 @@ export function verifySnapshot(outDir: string): VerifySummary {
   // The facet cube counts every participant of the list once, and gives the default page's facets.
   if (listed.has(CUBE_PATH) && listed.has('v1/participants.json')) {
     sum.references++;
-    const cube = json(CUBE_PATH);
+    const cube = decodeCube(new Uint8Array(decodeStored(read(CUBE_PATH)!)));
     const page = json('v1/participants.json') as { meta?: { total_count: number; facets: unknown } };
-    if (!isFacetCube(cube)) fail(CUBE_PATH, `is not a ${CUBE_FORMAT}`);
+    if (cube === null) fail(CUBE_PATH, `is not a ${CUBE_BINARY_FORMAT}`);
     else {
       const all = cubeCounts(cube, {});
       if (all.total !== page.meta?.total_count) fail(CUBE_PATH, `counts ${all.total} participants, the list ${page.meta?.total_count ?? 'none'}`);

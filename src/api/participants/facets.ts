@@ -2,7 +2,7 @@
 // oracle (src/api/participants/query.ts), the renderer (the facet cube) and the shim's composer.
 // Edge-safe: no Node imports. The rule (which requests are counted, where the counts come from) is
 // stated once in docs/snapshot-format.md, "Participants" ("Counts and facets").
-import { compareKeys } from '../sort-keys.js';
+import { compareCodePoints } from '../sort-keys.js';
 import type { FacetBucket, ParticipantListItem } from '../schemas/index.js';
 import { encodeSegment } from '../paths.js';
 
@@ -27,7 +27,9 @@ export function facetTupleOf(item: ParticipantListItem): FacetTuple {
   return [item.country, item.scheme, item.registered ? 'true' : 'false', item.provenance, item.smp, item.ap_seat_id];
 }
 
-const byCodePoint = (a: string, b: string): number => compareKeys([a], [b], ['asc']);
+const byCodePoint = compareCodePoints;
+
+type LabelSource = Readonly<Record<string, string>> | ReadonlyMap<string, string>;
 
 /**
  * Sums participants per facet value. `buckets()` lists every value with a count (no top-N cut) by
@@ -36,15 +38,19 @@ const byCodePoint = (a: string, b: string): number => compareKeys([a], [b], ['as
  */
 export class FacetCounter {
   private readonly counts = FACET_DIMENSIONS.map(() => new Map<string, number>());
-  private readonly labels = { scheme: new Map<string, string>(), ap: new Map<string, string>() };
+  // The labels as given, looked up when the buckets are listed: a facet vector carries a label for
+  // each of its seats (over a thousand), and copying them per vector cost more than the sums.
+  private readonly labelSources: Record<LabelledDimension, LabelSource[]> = { scheme: [], ap: [] };
+  private readonly itemLabels = new Map<string, string>();
   total = 0;
 
   /** Adds the counts of one facet value's participants per value of every facet (a FacetVector's). */
   addVector(v: FacetVector): void {
-    FACET_DIMENSIONS.forEach((dim, d) => {
+    for (let d = 0; d < FACET_DIMENSIONS.length; d++) {
       const m = this.counts[d]!;
-      for (const [value, n] of Object.entries(v.counts[dim])) m.set(value, (m.get(value) ?? 0) + n);
-    });
+      const counts = v.counts[FACET_DIMENSIONS[d]!];
+      for (const value in counts) m.set(value, (m.get(value) ?? 0) + counts[value]!);
+    }
     this.total += v.count;
     this.label(v.labels);
   }
@@ -59,18 +65,41 @@ export class FacetCounter {
     }
   }
 
-  addItem(item: ParticipantListItem): void {
-    this.add(facetTupleOf(item));
-    if (item.ap_seat_id !== null && item.ap_provider !== null) this.labels.ap.set(item.ap_seat_id, item.ap_provider);
+  /** Adds `total` participants and, per dimension (by index), their counts by value. */
+  addSums(total: number, countsOf: (d: number) => ReadonlyMap<string, number>): void {
+    this.total += total;
+    for (let d = 0; d < FACET_DIMENSIONS.length; d++) {
+      const m = this.counts[d]!;
+      for (const [value, n] of countsOf(d)) m.set(value, (m.get(value) ?? 0) + n);
+    }
   }
 
-  /** Labels of facet values (scheme → its name, seat id → curated provider name). */
-  label(labels: Partial<Record<LabelledDimension, Readonly<Record<string, string>> | ReadonlyMap<string, string>>>): void {
+  addItem(item: ParticipantListItem): void {
+    this.add(facetTupleOf(item));
+    if (item.ap_seat_id !== null && item.ap_provider !== null) this.itemLabels.set(item.ap_seat_id, item.ap_provider);
+  }
+
+  /** Labels of facet values (scheme → its name, seat id → curated provider name); kept, not copied. */
+  label(labels: Partial<Record<LabelledDimension, LabelSource>>): void {
     for (const dim of LABELLED_DIMENSIONS) {
       const l = labels[dim];
-      if (l === undefined) continue;
-      for (const [value, name] of l instanceof Map ? l : Object.entries(l)) this.labels[dim].set(value, name);
+      if (l !== undefined) this.labelSources[dim].push(l);
     }
+  }
+
+  /** A value's label: the latest given wins, as if each were copied over the ones before. */
+  private labelOf(dim: LabelledDimension, value: string): string | undefined {
+    if (dim === 'ap') {
+      const l = this.itemLabels.get(value);
+      if (l !== undefined) return l;
+    }
+    const sources = this.labelSources[dim];
+    for (let i = sources.length - 1; i >= 0; i--) {
+      const src = sources[i]!;
+      const l = src instanceof Map ? src.get(value) : Object.hasOwn(src, value) ? (src as Readonly<Record<string, string>>)[value] : undefined;
+      if (l !== undefined) return l;
+    }
+    return undefined;
   }
 
   buckets(): Facets {
@@ -79,7 +108,7 @@ export class FacetCounter {
       const list: FacetBucket[] = [...this.counts[d]!].map(([value, count]) => ({ value, count }));
       list.sort((a, b) => b.count - a.count || byCodePoint(a.value, b.value));
       for (const b of list) {
-        const label = dim === 'scheme' || dim === 'ap' ? this.labels[dim].get(b.value) : undefined;
+        const label = dim === 'scheme' || dim === 'ap' ? this.labelOf(dim, b.value) : undefined;
         if (label !== undefined) b.label = label;
       }
       out[dim] = list;
@@ -92,8 +121,10 @@ export class FacetCounter {
 // The facet cube
 
 export const CUBE_FORMAT = 'peppol-snapshot/participant-cube@1';
-/** Where the renderer writes the cube (an internal object, never an answer). */
-export const CUBE_PATH = 'f/participants/cube.json';
+/** Where the renderer writes the cube, in binary (encodeCube; an internal object, never an answer). */
+export const CUBE_PATH = 'f/participants/cube.bin';
+/** Where snapshots written before the binary cube have it, as JSON: the shim reads it when CUBE_PATH is absent. */
+export const CUBE_JSON_PATH = 'f/participants/cube.json';
 
 /**
  * Every distinct combination of the six facet values among the participants, with how many hold it
@@ -107,10 +138,111 @@ export interface FacetCube {
   format: typeof CUBE_FORMAT;
   values: Record<FacetDimension, string[]>;
   labels: FacetLabels;
-  cells: number[];
+  cells: readonly number[] | Int32Array;
 }
 
 export const CUBE_STRIDE = FACET_DIMENSIONS.length + 1;
+
+/** The binary cube's header (encodeCube). */
+export const CUBE_BINARY_FORMAT = 'peppol-snapshot/participant-cube@2';
+interface CubeHeader {
+  format: typeof CUBE_BINARY_FORMAT;
+  values: Record<FacetDimension, string[]>;
+  labels: FacetLabels;
+  /** Combinations (cells). */
+  cells: number;
+  /** Bytes of each dimension's codes, in FACET_DIMENSIONS order. */
+  widths: Array<1 | 2 | 4>;
+}
+
+/** Bytes per code of a dictionary of `n` values (the largest code of the width stands for null). */
+const widthFor = (n: number): 1 | 2 | 4 => (n < 0xff ? 1 : n < 0xffff ? 2 : 4);
+const NULL_CODE = { 1: 0xff, 2: 0xffff, 4: 0xffffffff } as const;
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * The cube as the renderer stores it: parsing the JSON cube's array of 160,000 numbers took 7 of a
+ * page's 12 ms at `peppol`. Layout, little-endian: a u32 header length, the JSON header (CubeHeader:
+ * the dictionaries, the labels, the cell count, the code widths), zeros to a multiple of 4; then
+ * columns of one value per cell: the counts (u32), then the codes of each dimension of width 4, of
+ * width 2, of width 1, each in FACET_DIMENSIONS order.
+ */
+export function encodeCube(cube: FacetCube): Uint8Array {
+  const n = cube.cells.length / CUBE_STRIDE;
+  const widths = FACET_DIMENSIONS.map((dim) => widthFor(cube.values[dim].length));
+  const header: CubeHeader = { format: CUBE_BINARY_FORMAT, values: cube.values, labels: cube.labels, cells: n, widths };
+  const head = new TextEncoder().encode(JSON.stringify(header));
+  const start = Math.ceil((4 + head.length) / 4) * 4;
+  const bytes = new Uint8Array(start + n * (4 + widths.reduce<number>((a, w) => a + w, 0)));
+  const view = new DataView(bytes.buffer);
+  view.setUint32(0, head.length, true);
+  bytes.set(head, 4);
+  let at = start;
+  for (let c = 0; c < n; c++, at += 4) view.setUint32(at, cube.cells[c * CUBE_STRIDE + FACET_DIMENSIONS.length]!, true);
+  for (const w of [4, 2, 1] as const) {
+    FACET_DIMENSIONS.forEach((_, d) => {
+      if (widths[d] !== w) return;
+      for (let c = 0; c < n; c++, at += w) {
+        const code = cube.cells[c * CUBE_STRIDE + d]!;
+        const v = code < 0 ? NULL_CODE[w] : code;
+        if (w === 4) view.setUint32(at, v, true);
+        else if (w === 2) view.setUint16(at, v, true);
+        else view.setUint8(at, v);
+      }
+    });
+  }
+  return bytes;
+}
+
+/**
+ * The cube of encodeCube's bytes; null when they are not one. `littleEndian`: whether this machine's
+ * typed arrays read the columns as stored (a test reads them through a DataView too).
+ */
+export function decodeCube(bytes: Uint8Array, littleEndian = LITTLE_ENDIAN): FacetCube | null {
+  if (bytes.length < 4) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headLength = view.getUint32(0, true);
+  if (4 + headLength > bytes.length) return null;
+  let header: CubeHeader;
+  try {
+    header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + headLength))) as CubeHeader;
+  } catch {
+    return null;
+  }
+  if (header.format !== CUBE_BINARY_FORMAT) return null;
+  const n = header.cells;
+  const { widths } = header;
+  let at = Math.ceil((4 + headLength) / 4) * 4;
+  if (bytes.length !== at + n * (4 + widths.reduce<number>((a, w) => a + w, 0))) return null;
+  const cells = new Int32Array(n * CUBE_STRIDE);
+  // Each column through a typed array over the bytes (aligned: a copy when the file's bytes start
+  // off a multiple of 4 in their buffer), or a DataView on a big-endian machine.
+  const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+  const column = (w: 1 | 2 | 4): ArrayLike<number> => {
+    const from = aligned.byteOffset + at;
+    if (littleEndian) return w === 4 ? new Uint32Array(aligned.buffer, from, n) : w === 2 ? new Uint16Array(aligned.buffer, from, n) : new Uint8Array(aligned.buffer, from, n);
+    const out = new Uint32Array(n);
+    const v = new DataView(aligned.buffer, from, n * w);
+    for (let c = 0; c < n; c++) out[c] = w === 4 ? v.getUint32(c * 4, true) : w === 2 ? v.getUint16(c * 2, true) : v.getUint8(c);
+    return out;
+  };
+  const counts = column(4);
+  for (let c = 0, i = FACET_DIMENSIONS.length; c < n; c++, i += CUBE_STRIDE) cells[i] = counts[c]!;
+  at += 4 * n;
+  for (const w of [4, 2, 1] as const) {
+    for (let d = 0; d < FACET_DIMENSIONS.length; d++) {
+      if (widths[d] !== w) continue;
+      const codes = column(w);
+      const nullCode = NULL_CODE[w];
+      for (let c = 0, i = d; c < n; c++, i += CUBE_STRIDE) {
+        const v = codes[c]!;
+        cells[i] = v === nullCode ? -1 : v;
+      }
+      at += w * n;
+    }
+  }
+  return { format: CUBE_FORMAT, values: header.values, labels: header.labels, cells };
+}
 
 /** Builds the cube from (tuple, count) rows, any order; the result is canonical (sorted). */
 export function cubeOf(rows: Iterable<{ tuple: FacetTuple; count: number }>, labelOf: Record<LabelledDimension, (value: string) => string | null>): FacetCube {
@@ -145,15 +277,26 @@ export function isFacetCube(x: unknown): x is FacetCube {
  * values, or undefined for no filter on it; a null value passes no filter).
  */
 function cellFilter(cube: FacetCube, accepts: Partial<Record<FacetDimension, readonly string[]>>): (c: number) => boolean {
-  // Per filtered dimension, the accepted dictionary codes.
-  const accepted: Array<[d: number, codes: Set<number>]> = [];
+  // Per filtered dimension, whether each dictionary code is accepted (a null, -1, never is).
+  const dims: number[] = [];
+  const masks: Uint8Array[] = [];
   FACET_DIMENSIONS.forEach((dim, d) => {
     const want = accepts[dim];
     if (want === undefined) return;
     const set = new Set(want);
-    accepted.push([d, new Set(cube.values[dim].flatMap((v, i) => (set.has(v) ? [i] : [])))]);
+    const mask = new Uint8Array(cube.values[dim].length);
+    cube.values[dim].forEach((v, i) => (mask[i] = set.has(v) ? 1 : 0));
+    dims.push(d);
+    masks.push(mask);
   });
-  return (c) => accepted.every(([d, codes]) => codes.has(cube.cells[c + d]!));
+  const { cells } = cube;
+  return (c) => {
+    for (let k = 0; k < dims.length; k++) {
+      const code = cells[c + dims[k]!]!;
+      if (code < 0 || masks[k]![code] !== 1) return false;
+    }
+    return true;
+  };
 }
 
 /**
@@ -165,14 +308,26 @@ export function cubeCounts(cube: FacetCube, accepts: Partial<Record<FacetDimensi
   const counter = new FacetCounter();
   counter.label(cube.labels);
   const { cells } = cube;
+  // Summed by dictionary code, then named once per value.
+  const sums = FACET_DIMENSIONS.map((dim) => new Float64Array(cube.values[dim].length));
+  let total = 0;
   for (let c = 0; c < cells.length; c += CUBE_STRIDE) {
     if (!passes(c)) continue;
-    const at = (d: number): string | null => {
+    const n = cells[c + FACET_DIMENSIONS.length]!;
+    total += n;
+    for (let d = 0; d < FACET_DIMENSIONS.length; d++) {
       const code = cells[c + d]!;
-      return code < 0 ? null : cube.values[FACET_DIMENSIONS[d]!][code]!;
-    };
-    counter.add([at(0), at(1), at(2), at(3), at(4), at(5)], cells[c + FACET_DIMENSIONS.length]!);
+      if (code >= 0) sums[d]![code] = sums[d]![code]! + n;
+    }
   }
+  counter.addSums(total, (d) => {
+    const values = cube.values[FACET_DIMENSIONS[d]!];
+    const out = new Map<string, number>();
+    sums[d]!.forEach((n, code) => {
+      if (n > 0) out.set(values[code]!, n);
+    });
+    return out;
+  });
   return counter;
 }
 
@@ -285,19 +440,23 @@ export function cellRuns(cube: FacetCube, accepts: Partial<Record<FacetDimension
     return code < 0 ? '' : cube.values[dim][code]!;
   });
   const runs: CellRun[] = [];
+  // The open run and its last cell so far (its `last` tuple is made when it ends).
   let open: CellRun | null = null;
+  let lastCell = -1;
   let offset = 0;
   const { cells } = cube;
   for (let c = 0; c < cells.length; c += CUBE_STRIDE) {
     const n = cells[c + FACET_DIMENSIONS.length]!;
     if (passes(c)) {
-      if (open === null) runs.push((open = { first: tuple(c), last: tuple(c), count: n, offset }));
-      else {
-        open.last = tuple(c);
-        open.count += n;
-      }
-    } else open = null;
+      if (open === null) runs.push((open = { first: tuple(c), last: [], count: n, offset }));
+      else open.count += n;
+      lastCell = c;
+    } else if (open !== null) {
+      open.last = tuple(lastCell);
+      open = null;
+    }
     offset += n;
   }
+  if (open !== null) open.last = tuple(lastCell);
   return runs;
 }

@@ -7,7 +7,7 @@ import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
-import { CUBE_PATH, cellRuns, cubeCounts, cubeTotal, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
+import { CUBE_JSON_PATH, CUBE_PATH, cellRuns, cubeCounts, cubeTotal, decodeCube, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
 import { isParticipantRecord, isRecordPack, RECORD_PAGE, recordPackOf, recordPackPath, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, firstTrue, ListReader, scanReverse, SnapshotFormatError, type ScanOptions } from '../list-reader.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
@@ -89,10 +89,19 @@ async function readCube(src: Source, memo: CubeMemo): Promise<FacetCube> {
   return cube;
 }
 
-/** The facet cube, or null in a snapshot without one (readCube: the same file, read once). */
+/**
+ * The facet cube, or null in a snapshot without one (readCube: the same file, read once). A snapshot
+ * written before the binary cube has it as JSON (CUBE_JSON_PATH).
+ */
 async function cubeIfAny(src: Source, memo: CubeMemo): Promise<FacetCube | null> {
   if (memo.cube !== undefined) return memo.cube;
-  const cube = await src.json<unknown>(CUBE_PATH);
+  const bytes = await src.read(CUBE_PATH);
+  if (bytes !== null) {
+    const cube = decodeCube(bytes);
+    if (cube === null) throw new SnapshotFormatError(`malformed ${CUBE_PATH}`);
+    return (memo.cube = cube);
+  }
+  const cube = await src.json<unknown>(CUBE_JSON_PATH);
   return isFacetCube(cube) ? (memo.cube = cube) : null;
 }
 

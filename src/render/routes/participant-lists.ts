@@ -41,7 +41,7 @@ import {
   type StoredParticipant,
 } from '../../api/participants/plan.js';
 import { listRootPath, listRootPrefix } from '../../api/paths.js';
-import { CUBE_PATH, cubeOf, SCHEME_LABELS_PATH, vectorPath, vectorsOf } from '../../api/participants/facets.js';
+import { CUBE_PATH, cubeOf, encodeCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf } from '../../api/participants/facets.js';
 import { orderDirs } from '../../api/routes/request.js';
 import { curatedSeatNames, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, participantsList, type ListRow } from '../../api/participants/query.js';
 import type { ParticipantListItem } from '../../api/schemas/index.js';
@@ -208,7 +208,7 @@ export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = T
   // a search; the default page's facets are its sums.
   const tuples = facetTupleRows(db);
   const cube = cubeOf(tuples, facetLabelsOf(seatNames));
-  ctx.sink.put(CUBE_PATH, ctx.serialise(cube), 'application/json', 'mutable');
+  ctx.sink.put(CUBE_PATH, encodeCube(cube), 'application/octet-stream', 'mutable');
   ctx.sink.put(SCHEME_LABELS_PATH, ctx.serialise(cube.labels.scheme), 'application/json', 'mutable');
   // Its sums per facet value: the counts and facets of a filter on one dimension.
   for (const { dim, value, vector } of vectorsOf(cube)) ctx.sink.put(vectorPath(dim, value), ctx.serialise(vector), 'application/json', 'mutable');
