@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { acceptedValues, classifySearch, MAIN_LIST_SORTS, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_ORDERS, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, trigramCount, trigramPartition, trigramSource, type ListParams, type TrigramCounts } from '../src/api/participants/plan.js';
+import { acceptedValues, classifySearch, MAIN_LIST_SORTS, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, ORDERED_POSTINGS_COUNTED, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_ORDERS, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, trigramCount, trigramPartition, trigramSource, type ListParams, type TrigramCounts } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
 import { curatedSeatNames, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
@@ -1140,6 +1140,28 @@ describe('participants.list: a country in a country order', () => {
       for (const d of moved) fs.renameSync(`${d}.away`, d);
     }
   }, 120_000);
+
+  it('a name search with a filter that few or none of its candidates pass walks a trigram list past the entries without the filter\'s values (every trigram list counts facets per entry): as the oracle, a few files a page', async () => {
+    const queries: Array<Record<string, string>> = [
+      // None: the discovered participants, and the rare scheme's, have no name; every named one is registered.
+      { q: 'synthetic', provenance: 'discovered' },
+      { q: 'synthetic', scheme: RARE_SCHEME },
+      { q: 'ynthetic', registered: 'false' },
+      // Few: the country's 150 among the other country's 20,000.
+      { q: 'ynthetic', country: COUNTRY, scheme: SCHEME },
+    ];
+    for (const query of queries) {
+      for (const sort of PARTICIPANT_SORTS) {
+        const q = { ...query, sort, limit: '50' };
+        const { ids, pages } = await walk(q);
+        expect(ids, JSON.stringify(q)).toEqual(everyMatchIn(big, q));
+        pages.forEach((page, i) => expect(page.files, `${JSON.stringify(q)} page ${i + 1}: ${page.paths.join(' ')}`).toBeLessThanOrEqual(i === 0 ? 8 : 6));
+      }
+    }
+    // The default order's trigram lists count the facets per entry, as those in TRIGRAM_ORDERS do.
+    const root = readStoredJson(path.join(dir, listRootPath('participants.list', trigramPartition('syn')))) as { entries: Array<{ counts?: Record<string, unknown> }> };
+    expect(root.entries.every((e) => e.counts !== undefined && Object.keys(e.counts).sort().join() === [...ORDERED_POSTINGS_COUNTED].sort().join())).toBe(true);
+  });
 
   it('several values of one dimension walk their lists merged in the requested order, not the main list: full pages as the oracle, each of a few files', async () => {
     // SMPs other than the one of the 20,000 added participants, together over SMALL_SET_MAX (no small

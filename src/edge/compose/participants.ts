@@ -257,6 +257,29 @@ function mainSkip(p: ListParams, counter: FacetCounter | null): ((e: IndexEntry)
 }
 
 /**
+ * At most how many items of index entries (a list's root) pass the request's filters on the facets the
+ * entries count (MAIN_FACET_FIELDS): per entry the least, over those filters, of its items holding an
+ * accepted value. Null without such a filter, or when an entry counts nothing (a list written before).
+ */
+function passingAtMost(p: ListParams, entries: readonly IndexEntry[]): number | null {
+  const dims = activeDimensions(p).filter((d) => (MAIN_FACET_FIELDS as readonly string[]).includes(d));
+  if (dims.length === 0) return null;
+  let total = 0;
+  for (const e of entries) {
+    if (e.counts === undefined) return null;
+    let least = e.count;
+    for (const d of dims) {
+      if (!Object.hasOwn(e.counts, d)) continue;
+      let n = 0;
+      for (const v of acceptedValues(p, d)) n += facetCount(e.counts, d, v);
+      least = Math.min(least, n);
+    }
+    total += least;
+  }
+  return total;
+}
+
+/**
  * The items of a list whose first key field is `value`, after `after` in the order of the remaining
  * fields, with their keys less the first field (a country's range of a country-order main list, read
  * in the name order of the same direction).
@@ -475,8 +498,15 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   let nextKey: SortKey | null;
   let matches: ParticipantListItem[] = [];
   // A sparse filter combination reads its runs of the cell list rather than walk (cellRunsToRead); a
-  // snapshot without the cell list is walked.
-  const runs = walked !== null && filterCounter !== null ? await cellRunsToRead(p, src, memo, walked, filterCounter.total) : null;
+  // snapshot without the cell list is walked. A name search's walk of its trigram list is weighed too
+  // where that list's root counts the filters' facets: at most that many of its candidates pass them.
+  const passing = plan.kind === 'walk' && plan.source === 'trigram' && rarestList !== null && rarestSort === trigramSource(p.sort)?.sort ? passingAtMost(p, rarestList.root.entries) : null;
+  const runs =
+    walked !== null && filterCounter !== null
+      ? await cellRunsToRead(p, src, memo, walked, filterCounter.total)
+      : passing !== null
+        ? await cellRunsToRead(p, src, memo, rarestList!.root.count, passing)
+        : null;
   const cells = runs === null ? null : await src.list(LIST_ROUTE, CELLS_PARTITION);
   if (plan.kind === 'set') {
     let candidates: ParticipantListItem[];
@@ -546,8 +576,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const walkedLists = merged !== null ? merged.lists : source !== null ? [source] : [];
     if (walkedLists.length > 0 && !collector.complete) {
       // The lists that count the main lists' facets per index entry: the main lists (a country's range
-      // is one) and the posting and trigram lists stored in other orders (ORDERED_POSTINGS_COUNTED).
-      const skip = source === mainList || range !== null || stored !== DEFAULT_SORT ? mainSkip(p, filterCounter) : undefined;
+      // is one), the posting lists stored in other orders and every trigram list (countsFacets; a list
+      // written before it counted has no counts per entry, and mainSkip reads every entry of it).
+      const skip = source === mainList || range !== null || stored !== DEFAULT_SORT || (source !== null && source === rarestList) ? mainSkip(p, filterCounter) : undefined;
       const chunksRead = (): number => walkedLists.reduce((n, l) => n + l.stats.chunks, 0);
       const from = chunksRead();
       const nullable = nullableFields(stored);

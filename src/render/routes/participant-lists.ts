@@ -25,6 +25,7 @@ import {
   mainPartition,
   ORDERED_POSTINGS,
   ORDERED_POSTINGS_COUNTED,
+  countsFacets,
   PARTICIPANT_KEYS,
   POSTING_DIMENSIONS,
   postingPartition,
@@ -105,11 +106,11 @@ function postingPartitionsOf(item: ParticipantListItem, sort: ParticipantSort = 
 }
 
 /**
- * Opens a posting or trigram list stored in `sort`: the lists in other orders count
- * ORDERED_POSTINGS_COUNTED per index entry, the default order's none.
+ * Opens a posting or trigram list stored in `sort`: the lists in other orders and every trigram list
+ * count ORDERED_POSTINGS_COUNTED per index entry (countsFacets), the default order's posting lists none.
  */
 function listIn(ctx: RenderContext, partition: string[], sort: ParticipantSort): ReturnType<RenderContext['list']> {
-  return ctx.list(LIST_ROUTE, partition, orderDirs(listOrder(sort)), sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED, inOrder(LAYOUT, sort), true);
+  return ctx.list(LIST_ROUTE, partition, orderDirs(listOrder(sort)), countsFacets(partition, sort) ? ORDERED_POSTINGS_COUNTED : undefined, inOrder(LAYOUT, sort), true);
 }
 
 /** The posting lists one pass writes side by side, each opened at its first item. */
@@ -270,7 +271,6 @@ function writeOverflowTrigrams(ctx: RenderContext, overflow: ReadonlySet<string>
   if (overflow.size === 0) return 0;
   const { db } = ctx;
   const order = listOrder(sort);
-  const counted = sort === DEFAULT_SORT ? undefined : ORDERED_POSTINGS_COUNTED;
   db.exec('DROP TABLE IF EXISTS temp.participant_trigrams; CREATE TEMP TABLE participant_trigrams (t TEXT NOT NULL, participant_id INTEGER NOT NULL)');
   try {
     const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, participant_id) VALUES (?, ?)');
@@ -292,7 +292,8 @@ function writeOverflowTrigrams(ctx: RenderContext, overflow: ReadonlySet<string>
         w = listIn(ctx, trigramPartition(current, sort), sort);
       }
       const item = listItemOf(r, seatNames);
-      w!.addPending(pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), counted === undefined ? undefined : facetsOf(item)));
+      // Every trigram list counts the main lists' facets per entry (countsFacets).
+      w!.addPending(pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item)));
     }
     w?.finish();
     return n;
@@ -368,13 +369,14 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(dflt, item), facetsOf(item));
       main.addPending(withFacets);
-      // The posting and trigram lists count no facets: their copy lets the facet values go with the
-      // main list's chunk (these lists hold thousands of unfinished chunks at once).
+      // The posting lists count no facets: their copy lets the facet values go with the main list's
+      // chunk (these lists hold thousands of unfinished chunks at once). The trigram lists count them
+      // (countsFacets): the same item.
       const p: Pending = { ...withFacets, facets: undefined };
       for (const partition of postingPartitionsOf(item)) postings.add(partition, p);
       for (const t of nameTrigramsOf(item)) {
         trigramCounts.set(t, (trigramCounts.get(t) ?? 0) + 1);
-        trigrams.add(t, p);
+        trigrams.add(t, withFacets);
       }
     }
     main.finish();
@@ -456,7 +458,8 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   const lists = new Map<string, ListChanges>();
   const changesOf = (partition: string[], dirs: Direction[], kind: 'main' | 'ids' | 'posting' | 'ordered', derivedKey: string): ListChanges => {
     // 'ids': a list every participant is in (the identifier index, the cell list), kept when empty;
-    // 'ordered': a posting or trigram list in another order, which counts facets per entry as the main lists do.
+    // 'ordered': a list that counts facets per entry as the main lists do (countsFacets): a posting list
+    // in another order, a trigram list.
     const root = listRootPath(LIST_ROUTE, partition);
     let c = lists.get(root);
     if (c === undefined) {
@@ -487,7 +490,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids', PARTICIPANT_KEYS.ids), key: [item.value, item.id] });
     out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids', PARTICIPANT_KEYS.cells), key: cellKey(item) });
     const trigrams = nameTrigramsOf(item);
-    for (const t of trigrams) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'posting', dfltKey), key });
+    for (const t of trigrams) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'ordered', dfltKey), key, facets });
     for (const sort of TRIGRAM_ORDERS) {
       const order = listOrder(sort);
       const k = listKey(order, item);
