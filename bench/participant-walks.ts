@@ -10,7 +10,10 @@
 //   1% of the participants, whose intersection is small (1–10, 11–1,000 and over 1,000 matches;
 //   found in the facet cube), two of each size where the cube has them;
 // - searches: a canonical id, a bare identifier value, a common 3-letter name fragment, a 5–8 letter
-//   name fragment, and a text no name holds.
+//   name fragment, and a text no name holds;
+// - both name fragments with filters: the most common country, a middle scheme, the most common SMP,
+//   registered=false, provenance=discovered (no name: no match), a middle country with the most common
+//   scheme.
 // A walk follows next_cursor for at most `maxPages` pages (or `walkBudgetMs`); a walk that reaches its
 // end is complete, and then its pages must be max(1, ⌈items / limit⌉).
 import fs from 'node:fs';
@@ -153,6 +156,24 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
   const longer = o.names.map((n) => n.toLowerCase().split(/\s+/).find((w) => w.length >= 5 && w.length <= 8)).find((w) => w !== undefined);
   if (longer) queries.push({ group: 'search: 5–8 letters', q: { q: longer } });
   queries.push({ group: 'search: no match', q: { q: 'zzqxv' } });
+  // A name search with filters: the common words' walks, through values their names hold often, seldom
+  // or never (the discovered participants have no name).
+  for (const word of [short, longer]) {
+    if (word === undefined) continue;
+    const middle = (dim: FacetDimension) => counts[dim][Math.floor(counts[dim].length / 2)]?.value;
+    const withFilter: Array<Record<string, string | undefined>> = [
+      { country: counts.country[0]?.value },
+      { scheme: middle('scheme') },
+      { smp: counts.smp[0]?.value },
+      { registered: 'false' },
+      { provenance: 'discovered' },
+      { country: middle('country'), scheme: counts.scheme[0]?.value },
+    ];
+    for (const f of withFilter) {
+      if (Object.values(f).some((v) => v === undefined)) continue;
+      queries.push({ group: 'search with filters', q: { q: word, ...(f as Record<string, string>) } });
+    }
+  }
 
   // Every file a request read (null: absent), for its replays from memory.
   const seen = new Map<string, Uint8Array | null>();
