@@ -400,7 +400,12 @@ export function countsOf(items: readonly Pending[], fields: readonly string[]): 
     if (!p.facets) continue;
     for (const f of fields) {
       const m = (c[f] ??= {});
-      for (const v of new Set(p.facets[f] ?? [])) m[v] = (m[v] ?? 0) + 1;
+      const vs = p.facets[f];
+      if (vs === undefined || vs.length === 0) continue;
+      // One value (almost always): counted as it is; several: each once (a Set per item per field
+      // was most of the cost of counting, over the 44.5 million trigram list items at `peppol`).
+      if (vs.length === 1) m[vs[0]!] = (m[vs[0]!] ?? 0) + 1;
+      else for (const v of new Set(vs)) m[v] = (m[v] ?? 0) + 1;
     }
   }
   return c;
