@@ -402,8 +402,7 @@ export function countsOf(items: readonly Pending[], fields: readonly string[]): 
       const m = (c[f] ??= {});
       const vs = p.facets[f];
       if (vs === undefined || vs.length === 0) continue;
-      // One value (almost always): counted as it is; several: each once (a Set per item per field
-      // was most of the cost of counting, over the 44.5 million trigram list items at `peppol`).
+      // One value (almost always): counted as it is, without a Set; several: each once.
       if (vs.length === 1) m[vs[0]!] = (m[vs[0]!] ?? 0) + 1;
       else for (const v of new Set(vs)) m[v] = (m[v] ?? 0) + 1;
     }
