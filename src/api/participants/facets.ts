@@ -159,6 +159,8 @@ interface CubeHeader {
 const widthFor = (n: number): 1 | 2 | 4 => (n < 0xff ? 1 : n < 0xffff ? 2 : 4);
 const NULL_CODE = { 1: 0xff, 2: 0xffff, 4: 0xffffffff } as const;
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** The dimensions' code columns in stored order: wider first (each aligned), then FACET_DIMENSIONS order. */
+const codeColumns = (widths: ReadonlyArray<1 | 2 | 4>): number[] => ([4, 2, 1] as const).flatMap((w) => widths.flatMap((x, d) => (x === w ? [d] : [])));
 
 /**
  * The cube as the renderer stores it: parsing the JSON cube's array of 160,000 numbers took 7 of a
@@ -179,17 +181,15 @@ export function encodeCube(cube: FacetCube): Uint8Array {
   bytes.set(head, 4);
   let at = start;
   for (let c = 0; c < n; c++, at += 4) view.setUint32(at, cube.cells[c * CUBE_STRIDE + FACET_DIMENSIONS.length]!, true);
-  for (const w of [4, 2, 1] as const) {
-    FACET_DIMENSIONS.forEach((_, d) => {
-      if (widths[d] !== w) return;
-      for (let c = 0; c < n; c++, at += w) {
-        const code = cube.cells[c * CUBE_STRIDE + d]!;
-        const v = code < 0 ? NULL_CODE[w] : code;
-        if (w === 4) view.setUint32(at, v, true);
-        else if (w === 2) view.setUint16(at, v, true);
-        else view.setUint8(at, v);
-      }
-    });
+  for (const d of codeColumns(widths)) {
+    const w = widths[d]!;
+    for (let c = 0; c < n; c++, at += w) {
+      const code = cube.cells[c * CUBE_STRIDE + d]!;
+      const v = code < 0 ? NULL_CODE[w] : code;
+      if (w === 4) view.setUint32(at, v, true);
+      else if (w === 2) view.setUint16(at, v, true);
+      else view.setUint8(at, v);
+    }
   }
   return bytes;
 }
@@ -229,17 +229,15 @@ export function decodeCube(bytes: Uint8Array, littleEndian = LITTLE_ENDIAN): Fac
   const counts = column(4);
   for (let c = 0, i = FACET_DIMENSIONS.length; c < n; c++, i += CUBE_STRIDE) cells[i] = counts[c]!;
   at += 4 * n;
-  for (const w of [4, 2, 1] as const) {
-    for (let d = 0; d < FACET_DIMENSIONS.length; d++) {
-      if (widths[d] !== w) continue;
-      const codes = column(w);
-      const nullCode = NULL_CODE[w];
-      for (let c = 0, i = d; c < n; c++, i += CUBE_STRIDE) {
-        const v = codes[c]!;
-        cells[i] = v === nullCode ? -1 : v;
-      }
-      at += w * n;
+  for (const d of codeColumns(widths)) {
+    const w = widths[d]!;
+    const codes = column(w);
+    const nullCode = NULL_CODE[w];
+    for (let c = 0, i = d; c < n; c++, i += CUBE_STRIDE) {
+      const v = codes[c]!;
+      cells[i] = v === nullCode ? -1 : v;
     }
+    at += w * n;
   }
   return { format: CUBE_FORMAT, values: header.values, labels: header.labels, cells };
 }
