@@ -130,6 +130,19 @@ function twoChanges(spoil: Case['spoil']): Case {
   return { before, after, spoil };
 }
 
+/**
+ * 2,000 participant files, and one added after the last: the earlier last shard ended where the paths
+ * ended, not at a content-defined end, so the new path joins it (CI drew such a case once: the patch
+ * kept that shard and began another).
+ */
+function addedAfterTheLast(): Case {
+  const paths = Array.from({ length: 2_000 }, (_, i) => `v1/participants/p${String(i).padStart(5, '0')}.json`);
+  const before = new Map(paths.map((p) => [p, `{"p":"${p}"}`]));
+  const after = new Map(before);
+  after.set('v1/participants/p99999.json', '{"new":true}');
+  return { before, after, spoil: [] };
+}
+
 describe('the manifest patched in place', () => {
   it('equals the manifest written whole, reading the earlier shards from their files or, when missing or altered, from the files table', () => {
     let cut = 0;
@@ -152,6 +165,11 @@ describe('the manifest patched in place', () => {
     expect(read).toBeGreaterThan(0);
     expect(spoiled).toBeGreaterThan(0);
     expect(read).toBeLessThan(cut);
+  });
+
+  it('puts a path added after the last into the earlier last shard when that shard ended with the paths', () => {
+    const r = run(addedAfterTheLast());
+    expect(r.cut).toBe(1);
   });
 
   it('keeps the shards without a change, cuts those with one, and reads every cut shard from its file', () => {

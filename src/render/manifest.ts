@@ -48,6 +48,11 @@ export function shardModulus(path: string): number {
   return path.startsWith('c/') || path.startsWith('i/') ? SHARD_MAX : 1024;
 }
 
+/** Whether a shard ends after `path`, its `files`-th entry (content-defined, or full). */
+function endsShard(path: string, files: number): boolean {
+  return files >= SHARD_MAX || fnv1a(path) % shardModulus(path) === 0;
+}
+
 /** An entry's line in a shard. */
 function manifestLine(e: ManifestEntry): string {
   const encoding = storedEncoding(e.path);
@@ -102,7 +107,7 @@ class ShardWriter {
     this.last = path;
     this.bytes += bytes;
     // A shard's end depends on its own entries only (never on the entry after it).
-    if (this.lines.length >= SHARD_MAX || fnv1a(path) % shardModulus(path) === 0) this.close();
+    if (endsShard(path, this.lines.length)) this.close();
   }
 
   /** Takes over a shard of the earlier manifest as it is. */
@@ -178,8 +183,12 @@ export function patchManifest(
   let cut = 0;
   let read = 0;
   let lo = ''; // paths are never empty
+  const lastShard = earlier.shards[earlier.shards.length - 1];
+  // The earlier manifest's last shard may end where the paths ended rather than at a content-defined
+  // end: then paths added after it belong in it, and it is cut again like a shard with a change.
+  const openEnd = lastShard !== undefined && !endsShard(lastShard.last, lastShard.files) && tailTouched.get(lastShard.last) !== undefined;
   for (const s of earlier.shards) {
-    if (!w.pending && touched.get(lo, s.last) === undefined) w.keep(s, earlierBytes.get(s.path)!);
+    if (!w.pending && !(s === lastShard && openEnd) && touched.get(lo, s.last) === undefined) w.keep(s, earlierBytes.get(s.path)!);
     else {
       cut++;
       const lines = earlierLines(sink.outDir, s);
