@@ -188,20 +188,75 @@ describe('build', () => {
     expectSameTree(dir, out);
   }, 300_000);
 
+  /**
+   * A copy of the first build's tree with one fault of each kind the tests below look for, and what
+   * `verify` said of it (the CLI, run once: a verify of the small demo reads every file, 9 s): a
+   * changed file, a missing one, a root stored as it is with its entry saying gzip, another without
+   * content_encoding, a chunk holding keys its list derives and one without the keys its list stores.
+   */
+  let faulty: Promise<{ code: number | null; problems: Array<{ path: string; message: string }>; faults: { derived: string; keyed: string; plainRoot: string; bareRoot: string } }> | null = null;
+  const verifiedFaultyCopy = () =>
+    (faulty ??= (async () => {
+      const copy = ramTempDir('build-faulty-');
+      fs.cpSync(out, copy, { recursive: true });
+      fs.appendFileSync(path.join(copy, 'openapi.json'), ' ');
+      fs.rmSync(path.join(copy, 'snapshot.json'));
+      const entries = manifestEntries(copy);
+      const readJson = (rel: string): { entries: Array<{ path: string }>; keys?: unknown[]; items: unknown[] } =>
+        JSON.parse(gunzipIf(fs.readFileSync(path.join(copy, rel))).toString('utf8')) as { entries: Array<{ path: string }>; keys?: unknown[]; items: unknown[] };
+      const firstChunk = (root: string): string => {
+        let p = readJson(root).entries[0]!.path;
+        while ('entries' in readJson(p)) p = readJson(p).entries[0]!.path;
+        return p;
+      };
+      const participantRoot = entries.find((e) => e.path.startsWith('i/participants.list/'))!.path;
+      const uptimeRoot = entries.find((e) => e.path.startsWith('i/hosts.uptime/'))!.path;
+      const derived = firstChunk(participantRoot);
+      const keyed = firstChunk(uptimeRoot);
+      // Rewrites a chunk (gzip-encoded, its manifest entry following) with other JSON.
+      const rewrite = (rel: string, body: unknown): void => {
+        const gz = gzipSync(JSON.stringify(body));
+        fs.writeFileSync(path.join(copy, rel), gz);
+        rewriteManifestEntry(copy, rel, (e) => ({ ...e, sha256: sha256(gz), bytes: gz.length }));
+      };
+      const d = readJson(derived);
+      const k = readJson(keyed);
+      expect(d.keys).toBeUndefined();
+      rewrite(derived, { keys: d.items.map(() => ['x']), items: d.items });
+      rewrite(keyed, { items: k.items });
+      // Two other roots stored as they are, their manifest entries naming those bytes: one still says
+      // content_encoding gzip, the other says nothing.
+      const [plainRoot, bareRoot] = entries.filter((e) => e.path.startsWith('i/') && e.path !== participantRoot && e.path !== uptimeRoot).map((e) => e.path);
+      for (const victim of [plainRoot!, bareRoot!]) {
+        const plain = gunzipIf(fs.readFileSync(path.join(copy, victim)));
+        fs.writeFileSync(path.join(copy, victim), plain);
+        rewriteManifestEntry(copy, victim, (e) => {
+          const { content_encoding: encoding, ...bare } = e;
+          return { ...(victim === bareRoot ? bare : { ...bare, content_encoding: encoding }), sha256: sha256(plain), bytes: plain.length };
+        });
+      }
+      const r = await runCli(['verify', '--out', copy]);
+      // One line per problem on stderr: `verify: <path>: <message>` (paths hold no ': ').
+      const problems = r.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('verify: ') && !/^verify: \d+ files, /.test(l))
+        .map((l) => {
+          const rest = l.slice('verify: '.length);
+          const at = rest.indexOf(': ');
+          return { path: rest.slice(0, at), message: rest.slice(at + 2) };
+        });
+      return { code: r.code, problems, faults: { derived, keyed, plainRoot: plainRoot!, bareRoot: bareRoot! } };
+    })());
+  const problemsOf = (all: Array<{ path: string; message: string }>, p: string) => all.filter((x) => x.path === p);
+
   it('verify reports a changed file and a missing one; the CLI exits 1', async () => {
-    const copy = ramTempDir('build-copy-');
-    fs.cpSync(out, copy, { recursive: true });
-    const victim = 'openapi.json';
-    fs.appendFileSync(path.join(copy, victim), ' ');
-    fs.rmSync(path.join(copy, 'snapshot.json'));
-    const v = verifySnapshot(copy);
-    expect(v.problems.map((p) => p.path)).toEqual(expect.arrayContaining([victim, 'snapshot.json']));
-    const r = await runCli(['verify', '--out', copy]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('sha256 or size differs');
+    const v = await verifiedFaultyCopy();
+    expect(v.code).toBe(1);
+    expect(problemsOf(v.problems, 'openapi.json')).toEqual([{ path: 'openapi.json', message: 'sha256 or size differs from the manifest' }]);
+    expect(problemsOf(v.problems, 'snapshot.json').length).toBeGreaterThan(0);
   }, 120_000);
 
-  it('stores the parts the shim reads gzip-encoded, answers as they are; verify checks each against its path', () => {
+  it('stores the parts the shim reads gzip-encoded, answers as they are; verify checks each against its path', async () => {
     const entries = manifestEntries(out);
     let stored = 0;
     let decoded = 0;
@@ -232,45 +287,16 @@ describe('build', () => {
     expect(decoded / stored).toBeGreaterThan(3);
 
     // A root stored as it is, its manifest entry saying so: verify names the file.
-    const copy = ramTempDir('build-enc-');
-    fs.cpSync(out, copy, { recursive: true });
-    const victim = entries.find((e) => e.path.startsWith('i/'))!.path;
-    const plain = gunzipIf(fs.readFileSync(path.join(copy, victim)));
-    fs.writeFileSync(path.join(copy, victim), plain);
-    rewriteManifestEntry(copy, victim, (e) => ({ ...e, sha256: sha256(plain), bytes: plain.length }));
-    expect(verifySnapshot(copy).problems).toEqual([{ path: victim, message: 'not stored gzip-encoded' }]);
-    const { content_encoding: _dropped, ...bare } = entries.find((e) => e.path === victim)!;
-    rewriteManifestEntry(copy, victim, () => ({ ...bare, sha256: sha256(plain), bytes: plain.length }));
-    expect(verifySnapshot(copy).problems).toEqual([{ path: victim, message: 'content_encoding is absent, expected gzip' }]);
+    const v = await verifiedFaultyCopy();
+    expect(problemsOf(v.problems, v.faults.plainRoot)).toEqual([{ path: v.faults.plainRoot, message: 'not stored gzip-encoded' }]);
+    expect(problemsOf(v.problems, v.faults.bareRoot)).toEqual([{ path: v.faults.bareRoot, message: 'content_encoding is absent, expected gzip' }]);
   }, 120_000);
 
-  it('verify reports a chunk holding keys its list derives, and one without the keys its list stores (and goes on)', () => {
-    const copy = ramTempDir('build-keys-');
-    fs.cpSync(out, copy, { recursive: true });
-    const readJson = (rel: string): { entries: Array<{ path: string }>; keys?: unknown[]; items: unknown[] } =>
-      JSON.parse(gunzipIf(fs.readFileSync(path.join(copy, rel))).toString('utf8')) as { entries: Array<{ path: string }>; keys?: unknown[]; items: unknown[] };
-    // Rewrites a chunk (gzip-encoded, its manifest entry following) with other JSON.
-    const rewrite = (rel: string, body: unknown): void => {
-      const gz = gzipSync(JSON.stringify(body));
-      fs.writeFileSync(path.join(copy, rel), gz);
-      rewriteManifestEntry(copy, rel, (e) => ({ ...e, sha256: sha256(gz), bytes: gz.length }));
-    };
-    const firstChunk = (root: string): string => {
-      let p = readJson(root).entries[0]!.path;
-      while ('entries' in readJson(p)) p = readJson(p).entries[0]!.path;
-      return p;
-    };
-    const participantRoot = manifestEntries(copy).find((e) => e.path.startsWith('i/participants.list/'))!.path;
-    const uptimeRoot = manifestEntries(copy).find((e) => e.path.startsWith('i/hosts.uptime/'))!.path;
-    const derived = firstChunk(participantRoot);
-    const keyed = firstChunk(uptimeRoot);
-    const d = readJson(derived);
-    const k = readJson(keyed);
-    expect(d.keys).toBeUndefined();
-    rewrite(derived, { keys: d.items.map(() => ['x']), items: d.items });
-    rewrite(keyed, { items: k.items });
-    const problems = verifySnapshot(copy).problems;
-    expect(problems).toEqual(expect.arrayContaining([expect.objectContaining({ path: derived, message: expect.stringContaining('holds keys, though its list derives them') }), { path: keyed, message: 'holds no keys' }]));
+  it('verify reports a chunk holding keys its list derives, and one without the keys its list stores (and goes on)', async () => {
+    const v = await verifiedFaultyCopy();
+    expect(v.problems).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: v.faults.derived, message: expect.stringContaining('holds keys, though its list derives them') }), { path: v.faults.keyed, message: 'holds no keys' }]),
+    );
   }, 120_000);
 
   // An incremental build removes exactly the files earlier builds wrote and this one does not
