@@ -410,7 +410,9 @@ describe('the background writer (an incremental build due to write the copy)', (
     copyDb(ref(), bgDb);
   }, 600_000);
 
-  it('the next build adopts the finished copy: the tree, bulk files and manifest included, is the full build of that state and clock, byte for byte; the snapshot verifies', () => {
+  // (Byte for byte the full build, which verifies: test 'is written by the first build of the day'. A
+  // verify of the demo reads every file, some 10 s: the tests below verify where no full build is compared.)
+  it('the next build adopts the finished copy: the tree, bulk files and manifest included, is the full build of that state and clock, byte for byte', () => {
     // keep_days 1: DAY1's copy expires in the same build (a full build into a fresh directory has none).
     const keepOne: Config = { ...config, bulk: { ...config.bulk, keep_days: 1 } };
     const adopted = runBuild({ config: keepOne, dbPath: bgDb, outDir: bgOut, nowMs: NOW2, bulkWriter: true });
@@ -423,7 +425,6 @@ describe('the background writer (an incremental build due to write the copy)', (
     expect(Object.keys(adopted.bulk.tables)).toEqual(BULK_TABLES.map((t) => t.name));
     // The staging directory is gone once the copy is in the snapshot.
     expect(fs.existsSync(stagingDir(bgOut))).toBe(false);
-    expect(verifySnapshot(bgOut).problems).toEqual([]);
 
     const fresh = path.join(work, 'bg', 'fresh');
     const full = runBuild({ config: keepOne, dbPath: ref(), outDir: fresh, nowMs: NOW2, bulkWriter: true });
@@ -456,7 +457,6 @@ describe('the background writer (an incremental build due to write the copy)', (
     // Nothing of the killed writer's files reached the snapshot.
     expect(fs.existsSync(path.join(bgOut, 'bulk', day3))).toBe(false);
     expect([...manifest(bgOut).keys()].filter((p) => p.startsWith(`bulk/${day3}/`))).toEqual([]);
-    expect(verifySnapshot(bgOut).problems).toEqual([]);
 
     await until('done.json', () => fs.existsSync(staged(bgOut, 'done.json')));
     const adopted = build(now3 + 30 * 60_000);
@@ -478,7 +478,6 @@ describe('the background writer (an incremental build due to write the copy)', (
     expect(full.bulk).toMatchObject({ mode: 'written', day: day4 });
     expect(fs.existsSync(stagingDir(bgOut))).toBe(false);
     expect(writerGone(bgOut)).toBe(true);
-    expect(verifySnapshot(bgOut).problems).toEqual([]);
 
     const day5 = '2026-11-26';
     const now5 = Date.parse(`${day5}T00:15:00Z`);
@@ -539,7 +538,6 @@ describe('cadence', () => {
     const unchanged = [...after].filter(([f, t]) => before.latest.get(f) === t).map(([f]) => f);
     expect(unchanged).toContain('participants.parquet');
     expect(next.bulk.written).toBeLessThan(2 * next.bulk.files);
-    expect(verifySnapshot(out).problems).toEqual([]);
 
     // keep_days 1: the earlier copy expires at the next build (a setting that changes no byte of a copy
     // does not write it again).
