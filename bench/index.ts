@@ -9,11 +9,14 @@ import { benchBulk } from './bulk.js';
 import { benchCycle } from './cycle.js';
 import { benchDerive } from './derive.js';
 import { benchFacets } from './facets.js';
+import { benchGrams } from './grams.js';
 import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
 import { benchPublish, s3ServerChild } from './publish.js';
 import { benchRecords } from './records.js';
 import { snapshotBytes } from './snapshot.js';
+import { SMALL_SET_MAX } from '../src/api/participants/plan.js';
+import { FILTER_COUNT_CAP } from '../src/api/schemas/constants.js';
 import { benchStatus } from './status.js';
 
 const self = fileURLToPath(import.meta.url);
@@ -68,6 +71,16 @@ program
   .option('--seed <n>', 'seed of the request mix', '1')
   .action((o: { db: string; requests: string; seed: string }) => {
     const r = benchFacets(o.db, Number(o.requests), Number(o.seed), progressLog(1));
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('grams')
+  .description('the grams of the participant names over a derived database: frequent grams (held by more than --threshold names) with their facet cells, minimal infrequent grams with their names: the sizes of an index that would count every name search (read-only)')
+  .requiredOption('--db <file>', 'the SQLite database (derived)')
+  .option('--threshold <n>', 'names a gram must be held by to be frequent (more than this)', String(SMALL_SET_MAX))
+  .action((o: { db: string; threshold: string }) => {
+    const r = benchGrams(o.db, Number(o.threshold), FILTER_COUNT_CAP, progressLog(1));
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 
