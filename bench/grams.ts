@@ -51,27 +51,18 @@ export function mineGrams(names: readonly Uint32Array[], threshold: number): { r
   const root = node();
   const levels: GramsBenchResult['levels'] = [];
   let frequent = 0;
+  // Per name still in play: the node of the gram one shorter than the level at each start (null where
+  // that gram is not frequent), stepped one code point deeper at each level.
+  let active: Array<{ k: number; at: Array<Node | null> }> = [];
   for (let length = 3; ; length++) {
     const candidates: Node[] = [];
-    names.forEach((cps, k) => {
+    const next: typeof active = [];
+    const step = (k: number, cps: Uint32Array, at: Array<Node | null>): void => {
       const n = cps.length;
-      if (n < length) return;
-      // The node of the gram one shorter at each start, when it is frequent (at length 3: the first
-      // two code points, made as needed; every trigram is a candidate).
-      const at: Array<Node | null> = [];
-      for (let i = 0; i + length - 1 <= n; i++) {
-        let x: Node | undefined = root;
-        for (let j = i; j < i + length - 1 && x !== undefined; j++) {
-          let c: Node | undefined = x.children.get(cps[j]!);
-          if (c === undefined && length === 3) x.children.set(cps[j]!, (c = node()));
-          x = c;
-        }
-        at.push(x !== undefined && (length === 3 || x.gram >= 0) ? x : null);
-      }
       for (let i = 0; i + length <= n; i++) {
         const prefix = at[i];
         // The prefix and the suffix one shorter are frequent (or, at length 3, any).
-        if (prefix === null || prefix === undefined || at[i + 1] === null) continue;
+        if (prefix === null || prefix === undefined || at[i + 1] === null || at[i + 1] === undefined) continue;
         const cp = cps[i + length - 1]!;
         let c = prefix.children.get(cp);
         if (c === undefined) {
@@ -84,7 +75,41 @@ export function mineGrams(names: readonly Uint32Array[], threshold: number): { r
           c.count++;
         }
       }
-    });
+    };
+    if (length === 3) {
+      names.forEach((cps, k) => {
+        if (cps.length < 3) return;
+        // The first two code points at each start, made as needed: every trigram is a candidate.
+        const at: Array<Node | null> = [];
+        for (let i = 0; i + 2 <= cps.length; i++) {
+          let a = root.children.get(cps[i]!);
+          if (a === undefined) root.children.set(cps[i]!, (a = node()));
+          let b = a.children.get(cps[i + 1]!);
+          if (b === undefined) a.children.set(cps[i + 1]!, (b = node()));
+          at.push(b);
+        }
+        step(k, cps, at);
+        active.push({ k, at });
+      });
+    } else {
+      for (const { k, at: before } of active) {
+        const cps = names[k]!;
+        if (cps.length < length) continue;
+        // One code point deeper: the gram of length - 1 at each start, if it is frequent.
+        const at: Array<Node | null> = [];
+        let any = false;
+        for (let i = 0; i + length - 1 <= cps.length; i++) {
+          const c = before[i]?.children.get(cps[i + length - 2]!);
+          const x = c !== undefined && c.gram >= 0 ? c : null;
+          at.push(x);
+          if (x !== null) any = true;
+        }
+        if (!any) continue;
+        step(k, cps, at);
+        next.push({ k, at });
+      }
+      active = next;
+    }
     let levelFrequent = 0;
     let infrequent = 0;
     let postings = 0;
