@@ -120,7 +120,7 @@ function snapshotObjects(dir: string = out): Map<string, string> {
  * A snapshot of some of `out`'s files, with its own manifest (written as a build writes it): those
  * stored as they are outside the lists (the bulk copy, the answers under v1/, the discovery
  * documents). The killed first publish and the store without CopyObject are tested on it: it has the
- * bulk copy's large twins, and a twentieth of the demo's objects.
+ * bulk copy's large twins, and a thirtieth of the demo's objects.
  */
 function partOfSnapshot(): string {
   const dir = snapshotTempDir('publish-s3-part-');
