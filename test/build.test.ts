@@ -253,7 +253,10 @@ describe('build', () => {
     const v = await verifiedFaultyCopy();
     expect(v.code).toBe(1);
     expect(problemsOf(v.problems, 'openapi.json')).toEqual([{ path: 'openapi.json', message: 'sha256 or size differs from the manifest' }]);
-    expect(problemsOf(v.problems, 'snapshot.json').length).toBeGreaterThan(0);
+    expect(problemsOf(v.problems, 'snapshot.json')).toEqual([{ path: 'snapshot.json', message: 'listed in the manifest but missing' }]);
+    // Verify names the faulty files only: each fault is reported where it is, and nowhere else.
+    const faultPaths = new Set(['openapi.json', 'snapshot.json', ...Object.values(v.faults)]);
+    expect(v.problems.filter((p) => !faultPaths.has(p.path))).toEqual([]);
   }, 120_000);
 
   it('stores the parts the shim reads gzip-encoded, answers as they are; verify checks each against its path', async () => {
