@@ -56,7 +56,6 @@ export function mineGrams(names: readonly Uint32Array[], threshold: number): { r
   let active: Array<{ k: number; at: Array<Node | null> }> = [];
   for (let length = 3; ; length++) {
     const candidates: Node[] = [];
-    const next: typeof active = [];
     const step = (k: number, cps: Uint32Array, at: Array<Node | null>): void => {
       const n = cps.length;
       for (let i = 0; i + length <= n; i++) {
@@ -92,6 +91,7 @@ export function mineGrams(names: readonly Uint32Array[], threshold: number): { r
         active.push({ k, at });
       });
     } else {
+      const next: typeof active = [];
       for (const { k, at: before } of active) {
         const cps = names[k]!;
         if (cps.length < length) continue;

@@ -15,9 +15,9 @@ import { benchIngest, ingestChild } from './ingest.js';
 import { benchPublish, s3ServerChild } from './publish.js';
 import { benchRecords } from './records.js';
 import { snapshotBytes } from './snapshot.js';
+import { benchStatus } from './status.js';
 import { SMALL_SET_MAX } from '../src/api/participants/plan.js';
 import { FILTER_COUNT_CAP } from '../src/api/schemas/constants.js';
-import { benchStatus } from './status.js';
 
 const self = fileURLToPath(import.meta.url);
 const machine = () => `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
