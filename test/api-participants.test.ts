@@ -281,7 +281,9 @@ describe('participants.list', () => {
         const body = first.body as { next_cursor: string | null; items: Array<{ id: string }>; meta: { filter_count: number | null; filter_count_capped?: boolean } };
         // filter_count: null without filters; when exact, at least the items shown and at most the cap.
         const filtered = Object.entries(p).some(([k, v]) => v !== undefined && k !== 'sort' && k !== 'limit');
+        // Every filter combination and search is counted (the facet cube, a small set, the grams index).
         if (!filtered) expect(body.meta.filter_count).toBeNull();
+        else expect(body.meta.filter_count).not.toBeNull();
         if (body.meta.filter_count !== null) {
           expect(body.meta.filter_count).toBeGreaterThanOrEqual(body.items.length);
           expect(body.meta.filter_count).toBeLessThanOrEqual(FILTER_COUNT_CAP);
@@ -340,8 +342,8 @@ describe('participants.list', () => {
         for (;;) {
           const a = await same(`/v1/participants${qs({ ...c.q, limit: String(limit), cursor: cursor ?? undefined })}`);
           const b = a.body as { items: Array<{ id: string }>; next_cursor: string | null; meta?: { filter_count: number | null; total_count: number } };
-          // Counted whenever no search is set (the facet cube); a search's count, when made, is exact too.
-          if (b.meta && filtered && (c.q.q === undefined || b.meta.filter_count !== null)) expect(b.meta.filter_count).toBe(expected.length);
+          // Counted, with a search too (the facet cube, a small set, the grams index).
+          if (b.meta && filtered) expect(b.meta.filter_count).toBe(Math.min(expected.length, FILTER_COUNT_CAP));
           seen.push(...b.items.map((i) => i.id));
           if (b.next_cursor === null) break;
           // Every page but the last is full.
@@ -380,8 +382,8 @@ describe('participants.list', () => {
           for (;;) {
             const b = (await same(`/v1/participants${qs({ ...q, limit: String(limit), cursor: cursor ?? undefined })}`)).body as { items: Array<{ id: string }>; next_cursor: string | null; meta?: Meta };
             pages++;
-            if (b.meta && b.meta.filter_count !== null) expect(b.meta.filter_count).toBe(Math.min(expected.length, FILTER_COUNT_CAP));
-            if (b.meta && q.q === undefined && Object.keys(q).length > 1) expect(b.meta.filter_count).not.toBeNull();
+            // Every request with a filter or a search is counted (`sort` is always there).
+            if (b.meta) expect(b.meta.filter_count).toBe(Object.keys(q).length > 1 ? Math.min(expected.length, FILTER_COUNT_CAP) : null);
             seen.push(...b.items.map((i) => i.id));
             if (b.next_cursor === null) break;
             expect(b.items, `${JSON.stringify(q)} limit ${limit} page ${pages}`).toHaveLength(limit);
@@ -470,16 +472,28 @@ describe('participants.list', () => {
     expect(over.filter_count).toBe(db.prepare(`SELECT count(*) FROM participant_list WHERE ap_seat_id IN (${seats.map(() => '?').join(',')})`).pluck().get(...seats));
   });
 
-  it('a search: counted with its facets when its candidates are read whole; else filter_count null and the facets of the filters, flagged', async () => {
+  it('a search: counted with the facets of its matches, whether read whole or walked (the grams index counts a frequent text per cell)', async () => {
     const id = S.pids[5]!;
     const byId = ((await same(`/v1/participants?q=${encodeURIComponent(id)}`)).body as { meta: Meta }).meta;
     expect(byId.filter_count).toBe(1);
     expect(bucketsOf(byId)).toEqual(facetsOfItems(matchingItems({ q: id })));
-    // A one-letter search has no trigram: a walk of the main list; its matches are not counted.
-    const wide = ((await same('/v1/participants?q=a&country=BE')).body as { meta: Meta }).meta;
-    expect(wide.filter_count).toBeNull();
-    expect(wide.facets_without_q).toBe(true);
-    expect(bucketsOf(wide)).toEqual(facetsOfItems(matchingItems({ country: 'BE' })));
+    // One or two letters held by most names, and the most common trigram: walks, counted per cell.
+    const frequentTrigram = (JSON.parse(Buffer.from((await readDecoded(TRIGRAMS_PATH))!).toString('utf8')) as TrigramCounts).counts.reduce((a, b) => (b[1] > a[1] ? b : a));
+    expect(frequentTrigram[1]).toBeGreaterThan(SMALL_SET_MAX);
+    const cases: Array<Record<string, string>> = [{ q: 'a', country: 'BE' }, { q: 'en', registered: 'true', sort: 'name.desc' }, { q: frequentTrigram[0] }, { q: frequentTrigram[0], provenance: 'directory', sort: 'country.asc' }];
+    for (const q of cases) {
+      const meta = ((await same(`/v1/participants${qs(q)}`)).body as { meta: Meta }).meta;
+      const matches = matchingItems(q);
+      expect(matches.length, JSON.stringify(q)).toBeGreaterThan(SMALL_SET_MAX);
+      expect(meta.filter_count, JSON.stringify(q)).toBe(matches.length);
+      expect(meta.facets_without_q).toBeUndefined();
+      expect(bucketsOf(meta), JSON.stringify(q)).toEqual(facetsOfItems(matches));
+    }
+    // A letter few names hold (a small set from the grams index), and one no name holds.
+    for (const q of ['ø', 'qqq', 'ğ']) {
+      const meta = ((await same(`/v1/participants${qs({ q })}`)).body as { meta: Meta }).meta;
+      expect(meta.filter_count, q).toBe(matchingItems({ q }).length);
+    }
   });
 
   it('400s: invalid sort, registered, provenance, limit, cursor; a cursor of another order', async () => {

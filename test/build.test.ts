@@ -8,6 +8,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CUBE_PATH, decodeCube } from '../src/api/participants/facets.js';
+import { allGramCells, GRAMS_PREFIX } from '../src/api/participants/grams.js';
 import { ROUTE_LIST } from '../src/api/routes/table.js';
 import { getMeta, openDb, setMeta } from '../src/db/index.js';
 import { APART_STALE_EXIT } from '../src/derive/apart.js';
@@ -278,8 +279,10 @@ describe('build', () => {
       const want = kind !== 'answer';
       expect({ path: e.path, gz, enc: e.content_encoding }).toEqual({ path: e.path, gz: want, enc: want ? 'gzip' : undefined });
       const content = gunzipIf(body);
-      // JSON, but for the facet cube (binary: src/api/participants/facets.ts encodeCube).
+      // JSON, but for the facet cube and the grams index's cell shards (binary: src/api/participants/facets.ts
+      // encodeCube, src/api/participants/grams.ts encodeGramCells).
       if (e.path === CUBE_PATH) expect(decodeCube(new Uint8Array(content)), e.path).not.toBeNull();
+      else if (e.path.startsWith(`${GRAMS_PREFIX}cells/`)) expect(allGramCells(new Uint8Array(content)), e.path).not.toBeNull();
       else expect(() => JSON.parse(content.toString('utf8')) as unknown, e.path).not.toThrow();
       // A content-addressed file is named by the SHA-256 of its JSON, not of its stored bytes.
       if (kind === 'chunk') expect(e.path).toBe(`c/${sha256(content).slice(0, 2)}/${sha256(content).slice(2, 40)}.json`);

@@ -33,6 +33,7 @@ import { PACK_BATCH, type EventsReport, type ListStore, type ListsReport, type R
 import type { SinkStats } from './sink.js';
 import type { RecordedState } from './state.js';
 import { INDEX_LISTS_PART } from './routes/participant-lists.js';
+import { GRAMS_PART } from './grams.js';
 
 /**
  * The routes a full build renders in the worker: the uptime lists, the participant lists' two index
@@ -43,7 +44,7 @@ import { INDEX_LISTS_PART } from './routes/participant-lists.js';
  * participants. (Without the index lists the worker ran out of packs while the main thread was still
  * writing the participant lists, about 140 s before it at `peppol`: docs/benchmarks.md.)
  */
-export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', INDEX_LISTS_PART, 'participants.detail'];
+export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', INDEX_LISTS_PART, GRAMS_PART, 'participants.detail'];
 /**
  * The routes an incremental build renders in the worker: the uptime lists and the event feed's lists
  * (at `peppol` about 10 and 5 s of a sweep cycle's render), kept apart from every other route's lists,
@@ -51,7 +52,7 @@ export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', INDEX_LISTS_
  * lists (16–24 s) and renders the rest; then both threads share the changed record packs
  * (SHARED_ROUTE: 8,200 packs, 15–24 s on the main thread alone in a sweep cycle).
  */
-export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', 'events.list', 'aps.churn', 'aps.churn_participants', 'hosts.detail', 'hosts.incidents', 'participants.detail'];
+export const INCREMENTAL_OFFLOADED_ROUTES: readonly string[] = [GRAMS_PART, 'hosts.uptime', 'events.list', 'aps.churn', 'aps.churn_participants', 'hosts.detail', 'hosts.incidents', 'participants.detail'];
 /** The route both threads render, batch by batch (RenderContext.forEachRecordPack). */
 export const SHARED_ROUTE = 'participants.detail';
 

@@ -19,6 +19,7 @@ import { ROUTES } from '../api/routes/table.js';
 import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
 import { encodeSegment, storedEncoding } from '../api/paths.js';
 import type { StoredAnomaly, StoredEvent } from '../api/events/feed.js';
+import { verifyGramFiles } from './grams.js';
 import { expandParticipant, isTrigramCounts, LIST_ROUTE, trigramCountsOf, trigramOf, TRIGRAMS_FORMAT, TRIGRAMS_PATH, type StoredParticipant } from '../api/participants/plan.js';
 import type { ChurnParticipantRow } from '../api/providers/views.js';
 import { expandUptime, type UptimeTuple } from '../api/hosts/views.js';
@@ -33,7 +34,7 @@ import { LIMIT_DEFAULT } from '../api/params.js';
 import { isParticipantRecord, isRecordPack, RECORD_PAGE, recordPackOf, recordPackPath, type RecordPack } from '../api/participants/record.js';
 import { BULK_DIR, DATA_PACKAGE_FILE, SHA256SUMS_FILE } from '../bulk/index.js';
 import { hashFile } from '../bulk/file.js';
-import { CUBE_BINARY_FORMAT, CUBE_PATH, cubeCounts, decodeCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
+import { CUBE_BINARY_FORMAT, CUBE_PATH, CUBE_STRIDE, cubeCounts, decodeCube, SCHEME_LABELS_PATH, vectorPath, vectorsOf, VECTORS_PREFIX } from '../api/participants/facets.js';
 
 export interface VerifyProblem {
   path: string;
@@ -373,6 +374,12 @@ export function verifySnapshot(outDir: string): VerifySummary {
     if (!isTrigramCounts(table)) fail(TRIGRAMS_PATH, `is not a ${TRIGRAMS_FORMAT}`);
     else if (JSON.stringify(table) !== JSON.stringify(trigramCountsOf(trigramRoots))) fail(TRIGRAMS_PATH, `differs from the ${trigramRoots.size} trigram lists' sizes`);
   } else if (listed.has('v1/participants.json')) fail(TRIGRAMS_PATH, 'missing from the manifest (the participant list has no trigram table)');
+
+  // The grams index of the name searches (src/render/grams.ts verifyGramFiles).
+  if (listed.has('v1/participants.json') && listed.has(CUBE_PATH)) {
+    const cube = decodeCube(new Uint8Array(decodeStored(read(CUBE_PATH)!)));
+    if (cube !== null) sum.references += verifyGramFiles(listed, (rel) => new Uint8Array(decodeStored(read(rel) ?? Buffer.alloc(0))), cube.cells.length / CUBE_STRIDE, trigramRoots, fail);
+  }
 
   if (eventIds.size > 0) {
     for (const a of anomalyRefs) for (const id of a.ids) {

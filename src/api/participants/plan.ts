@@ -14,6 +14,7 @@ import { FILTER_COUNT_CAP, PARTICIPANT_SORTS } from '../schemas/constants.js';
 import type { ListMeta, ParticipantListItem, ParticipantListPage } from '../schemas/index.js';
 import { parseParticipantId } from '../../feeds/ids.js';
 import type { FacetCounter, FacetDimension } from './facets.js';
+import type { GramLookup } from './grams.js';
 import { nextCursor } from '../page.js';
 
 export const LIST_ROUTE = 'participants.list';
@@ -457,9 +458,10 @@ export function listPage(sort: ParticipantSort, items: ParticipantListItem[], ne
 
 /**
  * `meta` (docs/snapshot-format.md "Counts and facets"): `total` is the list's count (exact); the
- * facets are `counter`'s: the matches, or with mode 'filters' (an uncounted search) the filter matches
- * without the search, flagged `facets_without_q`. `filter_count` is `counter`'s total, capped; null
- * without filters and search, and with mode 'filters'.
+ * facets are `counter`'s: the matches, or with mode 'filters' (a snapshot without the grams index: an
+ * uncounted search) the filter matches without the search, flagged `facets_without_q`.
+ * `filter_count` is `counter`'s total, capped; null without filters and search, and with mode
+ * 'filters'.
  */
 export function listMeta(p: ListParams, total: number, mode: MetaMode, counter: FacetCounter): ListMeta {
   const meta: ListMeta = { total_count: total, total_count_estimated: false, filter_count: null, facets: counter.buckets() };
@@ -479,10 +481,13 @@ export interface RarestTrigram {
 }
 
 /**
- * Where a page's items come from (data only; the oracle and the composer evaluate it alike):
+ * Where a page's items come from (data only; the composer evaluates it, and the tests with the oracle's sizes):
  * - `set`: a small candidate set, read whole (`ids`: an identifier search; `trigram`: the rarest trigram
- *   of a name search holds at most SMALL_SET_MAX participants; `posting`: the accepted values of the
- *   smallest active posting dimension hold at most SMALL_SET_MAX participants together);
+ *   of a name search holds at most SMALL_SET_MAX participants, or the grams index names a trigram;
+ *   `gram`: the grams index names the gram of the search whose list holds every match
+ *   (src/api/participants/grams.ts); `none`: the grams index says no name holds the search;
+ *   `posting`: the accepted values of the smallest active posting dimension hold at most
+ *   SMALL_SET_MAX participants together);
  * - `walk`: a source list walked in the requested order until the page is full: the smallest of the
  *   single-valued posting lists stored in that order (postingSource: every dimension's in the first-seen
  *   orders, others per ORDERED_POSTINGS, a country's range of the country order's main list in a name
@@ -495,14 +500,19 @@ export interface RarestTrigram {
 export type ListPlan =
   | { kind: 'set'; source: 'ids' }
   | { kind: 'set'; source: 'trigram'; trigram: string }
+  | { kind: 'set'; source: 'gram'; gram: string }
+  | { kind: 'set'; source: 'none' }
   | { kind: 'set'; source: 'posting'; dim: PostingDimension }
   | { kind: 'walk'; source: 'main' }
   | { kind: 'walk'; source: 'posting'; dim: PostingDimension; value: string }
   | { kind: 'walk'; source: 'trigram'; trigram: string };
 
-export function planList(p: ListParams, search: Search | null, rarest: RarestTrigram | null, postingTotals: ReadonlyMap<PostingDimension, number>): ListPlan {
+export function planList(p: ListParams, search: Search | null, rarest: RarestTrigram | null, postingTotals: ReadonlyMap<PostingDimension, number>, gram: GramLookup | null = null): ListPlan {
   if (search !== null && search.kind !== 'name') return { kind: 'set', source: 'ids' };
   if (rarest !== null && rarest.count <= SMALL_SET_MAX) return { kind: 'set', source: 'trigram', trigram: rarest.trigram };
+  // A search that is not a frequent gram: its gram's list holds every match (a trigram's is its trigram list).
+  if (gram?.kind === 'none') return { kind: 'set', source: 'none' };
+  if (gram?.kind === 'list') return Array.from(gram.gram).length === 3 ? { kind: 'set', source: 'trigram', trigram: gram.gram } : { kind: 'set', source: 'gram', gram: gram.gram };
   // Only the values with posting lists (hasPostingList) are a source.
   const listed = (d: PostingDimension): boolean => acceptedValues(p, d).every((v) => hasPostingList(d, v));
   let small: PostingDimension | null = null;
@@ -523,17 +533,22 @@ export function planList(p: ListParams, search: Search | null, rarest: RarestTri
 }
 
 /**
- * Where `meta` is counted from (docs/snapshot-format.md "Counts and facets"):
+ * Where the shim counts `meta` from (docs/snapshot-format.md "Counts and facets"; the oracle counts
+ * every request exactly, in SQL):
  * - 'cube': no search: the facet cube (every filter combination is a set of its cells);
  * - 'set': a search answered from a small candidate set: the set's matches, read whole;
- * - 'filters': a search answered by a walk: its matches are not counted (filter_count null); the
- *   facets count the filter matches (the cube) and say so (`facets_without_q`).
+ * - 'gram': a name search that is a frequent gram, answered by a walk: its participants per cell of
+ *   the cube (src/api/participants/grams.ts gramCubeCounts);
+ * - 'filters': a name search answered by a walk in a snapshot without the grams index: its matches
+ *   are not counted (filter_count null); the facets count the filter matches (the cube) and say so
+ *   (`facets_without_q`).
  */
-export type MetaMode = 'cube' | 'set' | 'filters';
+export type MetaMode = 'cube' | 'set' | 'gram' | 'filters';
 
-export function metaMode(search: Search | null, plan: ListPlan): MetaMode {
+export function metaMode(search: Search | null, plan: ListPlan, gram: GramLookup | null): MetaMode {
   if (search === null) return 'cube';
-  return plan.kind === 'set' ? 'set' : 'filters';
+  if (plan.kind === 'set') return 'set';
+  return gram?.kind === 'frequent' ? 'gram' : 'filters';
 }
 
 /** The accepted values of each active facet dimension (the cube's filter). */

@@ -6,7 +6,7 @@ import type { Db } from '../../db/index.js';
 import { participantEvents, participantHistory, participantKey, participantStats, participantView, type EventKey, type HistoryKey, type Keyed, type ParticipantEvent, type ParticipantHistoryRow, type ParticipantView as ReadParticipantView } from '../../derive/participants/read.js';
 import type { ParamsOf } from '../handlers.js';
 import type { SortKey } from '../sort-keys.js';
-import { acceptedValues, activeDimensions, type FilterDimension, classifySearch, EVENTS_ROUTE, foldName, metaMode, planList, plannedPostingDimensions, searchTrigrams, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search } from './plan.js';
+import { acceptedValues, activeDimensions, type FilterDimension, classifySearch, EVENTS_ROUTE, foldName, HISTORY_ROUTE, listKey, listMeta, listOrder, listPage, type ListParams, type ParticipantSort, type Search } from './plan.js';
 import { notFoundOf, ok, type ApiResult } from '../result.js';
 import type { OrderSpec } from '../routes/types.js';
 import type { ParticipantListItem, ParticipantStats, ParticipantView } from '../schemas/index.js';
@@ -139,30 +139,6 @@ function filterSql(db: Db, p: ListParams, search: Search | null): { conds: strin
 
 const where = (conds: readonly string[]): string => (conds.length === 0 ? '' : `WHERE ${conds.join(' AND ')}`);
 
-/** The rarest trigram of a name search (named participants whose folded name contains it). */
-function rarestTrigram(db: Db, search: Search | null): RarestTrigram | null {
-  if (search === null || search.kind !== 'name') return null;
-  const tris = searchTrigrams(search.text);
-  if (tris.length === 0) return null;
-  ensureFold(db);
-  const q = db.prepare(`SELECT count(*) FROM participant_list WHERE name IS NOT NULL AND instr(${FOLD_FN}(name), ?) > 0`).pluck();
-  let best: RarestTrigram | null = null;
-  for (const t of tris) {
-    const n = q.get(t) as number;
-    if (best === null || n < best.count) best = { trigram: t, count: n };
-  }
-  return best;
-}
-
-function postingTotals(db: Db, p: ListParams): Map<PostingDimension, number> {
-  const out = new Map<PostingDimension, number>();
-  for (const d of plannedPostingDimensions(p)) {
-    const c = dimCondition(d, acceptedValues(p, d));
-    out.set(d, db.prepare(`SELECT count(*) FROM participant_list WHERE ${c.cond}`).pluck().get(...c.args) as number);
-  }
-  return out;
-}
-
 /**
  * The facet tuples of participant_list with their counts, under WHERE conditions (every tuple without).
  * The renderer's facet cube is this without conditions.
@@ -198,12 +174,11 @@ export function participantsList(db: Db, params: ParamsOf<'participants.list'>, 
   const p: ListParams = params;
   const order = listOrder(p.sort);
   const search = p.q === undefined ? null : classifySearch(p.q);
-  const plan = planList(p, search, rarestTrigram(db, search), postingTotals(db, p));
   const seatNames = curatedSeatNames(db);
   const after = p.cursor === undefined ? null : afterSql(keysetOf(order, COLUMN), p.cursor.key);
   const { conds, args } = filterSql(db, p, search);
-  // Whatever the plan, the page is the first `limit` matches after the cursor (plan.ts, "Where a list
-  // page reads from"); the plan decides only how `meta` counts a search (metaMode).
+  // Whatever the shim reads, the page is the first `limit` matches after the cursor (plan.ts, "Where a
+  // list page reads from"), and `meta` counts every match (the shim: metaMode).
   const pageConds = after === null ? conds : [...conds, after.sql];
   const pageArgs = after === null ? args : [...args, ...after.args];
   const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ${where(pageConds)} ORDER BY ${orderSql(order)} LIMIT ?`).all(...pageArgs, p.limit + 1) as ListRow[];
@@ -212,10 +187,7 @@ export function participantsList(db: Db, params: ParamsOf<'participants.list'>, 
   let meta;
   if (p.cursor === undefined) {
     const total = db.prepare('SELECT count(*) FROM participant_list').pluck().get() as number;
-    const mode = metaMode(search, plan);
-    // An uncounted search: the facets of the filter matches (the conditions without the search).
-    const counted = mode === 'filters' ? filterSql(db, p, null) : { conds, args };
-    meta = listMeta(p, total, mode, countsSql(db, counted.conds, counted.args, seatNames, everyTuple));
+    meta = listMeta(p, total, search === null ? 'cube' : 'set', countsSql(db, conds, args, seatNames, everyTuple));
   }
   return ok(listPage(p.sort, items, nextKey, meta));
 }

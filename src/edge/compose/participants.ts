@@ -8,6 +8,7 @@ import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
 import type { ParticipantListItem, ParticipantView } from '../../api/schemas/index.js';
 import { CUBE_JSON_PATH, CUBE_PATH, cellRuns, cubeCounts, cubeTotal, decodeCube, FacetCounter, type CellRun, type FacetCube, type FacetDimension, isFacetCube, isFacetVector, SCHEME_LABELS_PATH, vectorPath } from '../../api/participants/facets.js';
+import { gramCellShard, gramCellsOf, gramCellsPath, gramCubeCounts, gramDictPath, gramDictShard, gramListPath, isGramDict, isGramList, lookupGram, type GramCells, type GramLookup } from '../../api/participants/grams.js';
 import { isParticipantRecord, isRecordPack, RECORD_PAGE, recordPackOf, recordPackPath, recordPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { composePage, firstTrue, ListReader, scanReverse, SnapshotFormatError, type ScanOptions } from '../list-reader.js';
 import { facetCount, type IndexEntry } from '../list-format.js';
@@ -147,6 +148,22 @@ async function cellRunsToRead(p: ListParams, src: Source, memo: CubeMemo, total:
   if (walkChunks <= WALK_CHUNKS_CHEAP) return null;
   const { runs, chunks } = await filterRuns(p, src, memo);
   return chunks <= CELL_CHUNKS_MAX && chunks < walkChunks ? runs : null;
+}
+
+/** The count and facets of a frequent gram's participants under the filters: its cells of the cube. */
+async function gramCounts(p: ListParams, text: string, src: Source, memo: CubeMemo, read?: GramCells): Promise<FacetCounter> {
+  const path = gramCellsPath(gramCellShard(text));
+  const bytes = read === undefined ? await src.read(path) : null;
+  const cells = read ?? (bytes === null ? null : gramCellsOf(bytes, text));
+  if (cells === null || cells === undefined) throw new SnapshotFormatError(`${path} does not count the frequent gram ${JSON.stringify(text)}`);
+  return gramCubeCounts(await readCube(src, memo), facetAccepts(p), cells);
+}
+
+/** The participants holding a gram the grams index lists (a small set). */
+async function readGramList(src: Source, gram: string): Promise<ParticipantListItem[]> {
+  const list = await src.json<unknown>(gramListPath(gram));
+  if (!isGramList(list)) throw new SnapshotFormatError(`missing or malformed ${gramListPath(gram)}`);
+  return list.items.map(expandParticipant);
 }
 
 /** The chunks runs of the cell list span (estimated from their offsets), and a seek into each. */
@@ -432,7 +449,33 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     }
     if (counted && rarest !== null && rarest.count > 0) ({ list: rarestList, sort: rarestSort } = await openTrigram(rarest.trigram));
   }
-  let plan = planList(p, search, rarest, postingTotals);
+  // A name search without a small trigram list: the grams index says whether its text is a frequent
+  // gram (counted per cell) or which gram's list holds every match (src/api/participants/grams.ts). A
+  // snapshot without the index (written before it) walks the search uncounted, as it did then.
+  // A first page (its meta counts the matches) reads the text's cell shard first: a frequent gram's
+  // cells are there, and then the dictionary is not read.
+  let gram: GramLookup | null = null;
+  let gramCells: GramCells | undefined;
+  if (search !== null && search.kind === 'name' && (rarest === null || rarest.count > SMALL_SET_MAX)) {
+    if (p.cursor === undefined) {
+      const path = gramCellsPath(gramCellShard(search.text));
+      const bytes = await src.read(path);
+      const cells = bytes === null ? undefined : gramCellsOf(bytes, search.text);
+      if (cells === null) throw new SnapshotFormatError(`malformed ${path}`);
+      if (cells !== undefined) {
+        gram = { kind: 'frequent' };
+        gramCells = cells;
+      }
+    }
+    if (gram === null) {
+      const dict = await src.json<unknown>(gramDictPath(gramDictShard(search.text)));
+      if (dict !== null) {
+        if (!isGramDict(dict)) throw new SnapshotFormatError(`malformed ${gramDictPath(gramDictShard(search.text))}`);
+        gram = lookupGram(dict, search.text);
+      }
+    }
+  }
+  let plan = planList(p, search, rarest, postingTotals, gram);
   // A name search with a filter on one value, walking that value's list: the rarest trigram's list in
   // this order may hold the matches in fewer chunks, where it counts the filter's facets per index
   // entry (TRIGRAM_ORDERS; the walk passes over the entries without them) and its root tells how many
@@ -491,8 +534,12 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       walked = inCountries && cube !== null ? cubeTotal(cube, { [plan.dim]: [plan.value], country: acceptedValues(p, 'country') }) : postingTotals.get(plan.dim)!;
     }
   }
-  const wantCounter = (first && (search === null || metaMode(search, plan) === 'filters')) || walked !== null;
+  const mode = metaMode(search, plan, gram);
+  const wantCounter = (first && (search === null || mode === 'filters')) || walked !== null;
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
+  // A frequent gram's matches under the filters, on a first page: its meta, and the walk stops once it
+  // holds them all (and passes over the index entries without their facet values).
+  const gramCounter = first && mode === 'gram' ? await gramCounts(p, (search as Search & { kind: 'name' }).text, src, memo, gramCells) : null;
 
   let items: ParticipantListItem[];
   let nextKey: SortKey | null;
@@ -520,7 +567,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
         limit: SMALL_SET_MAX, // values are unique per scheme: a handful of items
       });
       candidates = (page.items as StoredParticipant[]).map(expandParticipant);
-    } else if (plan.source === 'trigram') candidates = await readAll(rarestList);
+    } else if (plan.source === 'trigram') candidates = await readAll(plan.trigram === rarest?.trigram ? rarestList : await src.list(LIST_ROUTE, trigramPartition(plan.trigram)));
+    else if (plan.source === 'gram') candidates = await readGramList(src, plan.gram);
+    else if (plan.source === 'none') candidates = [];
     else candidates = (await Promise.all((await postingLists.get(plan.dim)!()).map(readAll))).flat();
     ({ items, nextKey, matches } = setPage(candidates, p, search, order));
   } else if (runs !== null && cells !== null) {
@@ -570,7 +619,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     // A walk that has read as many chunks as its fallback would cost reads the fallback instead: a
     // page then costs at most about twice the smallest list that holds every match (a ski-rental rule:
     // dense walks stay cheap, sparse ones stop paying for the order).
-    const collector = new PageCollector(p, search, search === null ? filterCounter?.total : undefined);
+    const collector = new PageCollector(p, search, search === null ? filterCounter?.total : gramCounter?.total);
     let fallback: Awaited<ReturnType<typeof walkFallback>> | undefined;
     let switched = false;
     const walkedLists = merged !== null ? merged.lists : source !== null ? [source] : [];
@@ -578,7 +627,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       // The lists that count the main lists' facets per index entry: the main lists (a country's range
       // is one), the posting lists stored in other orders and every trigram list (countsFacets; a list
       // written before it counted has no counts per entry, and mainSkip reads every entry of it).
-      const skip = source === mainList || range !== null || stored !== DEFAULT_SORT || (source !== null && source === rarestList) ? mainSkip(p, filterCounter) : undefined;
+      const skip = source === mainList || range !== null || stored !== DEFAULT_SORT || (source !== null && source === rarestList) ? mainSkip(p, gramCounter ?? filterCounter) : undefined;
       const chunksRead = (): number => walkedLists.reduce((n, l) => n + l.stats.chunks, 0);
       const from = chunksRead();
       const nullable = nullableFields(stored);
@@ -619,15 +668,16 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
 
   let meta;
   if (first) {
-    const mode = metaMode(search, plan);
     let counter: FacetCounter;
     if (mode === 'set') {
       counter = new FacetCounter();
       for (const i of matches) counter.addItem(i);
       if (matches.length > 0) counter.label({ scheme: (await src.json<Record<string, string>>(SCHEME_LABELS_PATH)) ?? {} });
-    } else counter = filterCounter ?? (await cubeCounter(p, src, memo));
+    } else if (mode === 'gram') counter = gramCounter!;
+    else counter = filterCounter ?? (await cubeCounter(p, src, memo));
     // Every participant: the main list's count, or the cube's when the page has it and not the main list.
-    meta = listMeta(p, mainList === undefined && cube !== null ? cubeTotal(cube, {}) : (await mainOf()).root.count, mode, counter);
+    const anyCube = cube ?? memo.cube ?? null;
+    meta = listMeta(p, mainList === undefined && anyCube !== null ? cubeTotal(anyCube, {}) : (await mainOf()).root.count, mode, counter);
   }
   return ok(listPage(p.sort, items, nextKey, meta));
 };

@@ -52,6 +52,7 @@ import type { RenderContext } from '../context.js';
 import { level0Of, patchList, type PatchOp } from '../list-patch.js';
 import { rowObjects } from '../../db/statements.js';
 import { pendingOf, type ListWriterOptions, type Pending } from '../lists.js';
+import { GRAMS_PART, renderGrams } from '../grams.js';
 
 /** Root paths of every participant list start with this. */
 const LISTS_PREFIX = listRootPrefix(LIST_ROUTE);
@@ -221,6 +222,8 @@ export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = T
   );
   if (body.status !== 200) throw new Error('participants.list: default page is not 200');
   ctx.exact(['v1', 'participants'], body.body);
+  // The grams index, unless the worker writes it (src/render/offload.ts).
+  if (!ctx.elsewhere.has(GRAMS_PART)) renderGrams(ctx);
   if (ctx.participants === 'changed' && ctx.lists?.patchable && patchLists(ctx, seatNames)) return;
   // A full write. In an incremental build the lists kept so far go first (their files are retired;
   // those written again stay).

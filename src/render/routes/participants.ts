@@ -19,6 +19,7 @@ import { RECORD_PACK_FORMAT, recordPackPath, type ParticipantRecord, type Record
 import { statement } from '../../db/statements.js';
 import { INDEX_LISTS_PART, renderParticipantIndexLists, renderParticipantsList, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
 import { apiTs, apiTsOrNull } from '../../api/time.js';
+import { GRAMS_PART, renderGrams } from '../grams.js';
 
 export interface ParticipantRenderOptions {
   /** A participant's events or history are also written as a list when they hold more items than this. */
@@ -127,6 +128,8 @@ export function participantRenderers(opts: Partial<ParticipantRenderOptions> = {
     [LIST_ROUTE]: (ctx) => renderParticipantsList(ctx, o.trigramWritersMax),
     // Not a route: a part of LIST_ROUTE that a full build's worker renders (src/render/offload.ts).
     [INDEX_LISTS_PART]: renderParticipantIndexLists,
+    // Not a route either: the grams index of participants.list, on the worker where there is one.
+    [GRAMS_PART]: renderGrams,
     // One renderer writes each participant's record (detail, first pages of history and events) and
     // its stored lists; the events and history routes have no files of their own to render.
     [DETAIL_ROUTE]: (ctx) => renderParticipantsDetail(ctx, o),

@@ -1,0 +1,544 @@
+// The grams index of the participant list's name searches (src/api/participants/grams.ts;
+// docs/snapshot-format.md "Counting name searches: the grams index"): mined from the named
+// participants' folded names and written in full by every build (unit 0: the files that did not
+// change are not written again).
+//
+// The miner works level by level (Apriori): a gram of ℓ + 1 code points can be frequent only if its
+// two grams of ℓ are, so each level counts, at each position whose gram of ℓ code points and the next
+// position's are frequent, the gram one code point longer. Per position it keeps the frequent gram
+// starting there (an id, or -1) and, per end position, the length of the longest frequent gram ending
+// there: the shortest infrequent gram ending at a position is one code point longer. Names are visited
+// grouped by facet cell, so each frequent gram's participants per cell are counted as they come.
+import { allGramCells, codePointsOf, encodeGramCells, GRAM_CELL_SHARDS, GRAM_CELLS_FORMAT, GRAM_DICT_FORMAT, GRAM_DICT_SHARDS, GRAM_LIST_FORMAT, GRAM_THRESHOLD, gramCellShard, gramCellsPath, gramDictPath, gramDictShard, gramListPath, GRAMS_PREFIX, isGramDict, isGramList, type GramDict } from '../api/participants/grams.js';
+import { cubeOf, FACET_DIMENSIONS, type FacetTuple } from '../api/participants/facets.js';
+import { DEFAULT_SORT, expandParticipant, foldName, listKey, listOrder, storeParticipant } from '../api/participants/plan.js';
+import { orderDirs } from '../api/routes/request.js';
+import { curatedSeatNames, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../api/participants/query.js';
+import { compareCodePoints, compareKeys, type SortKey } from '../api/sort-keys.js';
+import type { RenderContext } from './context.js';
+
+/** Not a route: the part of participants.list that writes the grams index (a worker's, where there is one). */
+export const GRAMS_PART = 'participants.list:grams';
+
+/** The named participants' folded names, concatenated, and their facet cells. */
+export interface GramNames {
+  /** Every name's code points, name after name. */
+  cps: Int32Array;
+  /** Name k is cps[starts[k]] up to cps[starts[k + 1]]. */
+  starts: Int32Array;
+  /** Each name's cell (any numbering; the cell counts use it). */
+  cellOf: Int32Array;
+}
+
+export interface MinedGrams {
+  /** The frequent grams (held by more than the threshold of names), by id. */
+  frequent: string[];
+  /** How many names hold each frequent gram. */
+  df: Int32Array;
+  /** Each frequent gram's cells, ascending, and its names in each: gram g's are at cellStart[g] up to cellStart[g + 1]. */
+  cellStart: Int32Array;
+  cell: Int32Array;
+  cellCount: Int32Array;
+  /**
+   * Per frequent gram of three code points or more, the code points after it that make an infrequent
+   * gram held by some name, each with the length of the shortest infrequent gram ending there.
+   */
+  ext: Map<number, Map<number, number>>;
+  /** Each infrequent gram of one or two code points held by some name, and the gram whose list holds its names. */
+  shortInfrequent: Map<string, string>;
+  /** Each minimal infrequent gram of one, two, four or more code points, with its names (ascending). */
+  lists: Array<{ gram: string; names: Int32Array }>;
+}
+
+/** A growable Int32Array. */
+class Ints {
+  a: Int32Array;
+  n = 0;
+  constructor(size = 1024) {
+    this.a = new Int32Array(size);
+  }
+  push(v: number): void {
+    if (this.n === this.a.length) {
+      const b = new Int32Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.n++] = v;
+  }
+  get(i: number): number {
+    return this.a[i]!;
+  }
+  set(i: number, v: number): void {
+    this.a[i] = v;
+  }
+}
+
+/** Code points are below this: a trie child's key is (parent + 1) * CP_SPAN + code point. */
+const CP_SPAN = 0x110000;
+
+/**
+ * Mines the grams index of `names` (src/api/participants/grams.ts) with frequent meaning held by more
+ * than `threshold` names.
+ */
+export function mineGrams(names: GramNames, threshold: number): MinedGrams {
+  const { cps, starts, cellOf } = names;
+  const nNames = starts.length - 1;
+  // Names grouped by cell, ascending (counting sort), so a gram's cells come in order.
+  let maxCell = -1;
+  for (let k = 0; k < nNames; k++) maxCell = Math.max(maxCell, cellOf[k]!);
+  const byCell = new Int32Array(maxCell + 2);
+  for (let k = 0; k < nNames; k++) byCell[cellOf[k]! + 1]!++;
+  for (let c = 0; c <= maxCell; c++) byCell[c + 1]! += byCell[c]!;
+  const visit = new Int32Array(nNames);
+  for (let k = 0; k < nNames; k++) visit[byCell[cellOf[k]!]!++] = k;
+
+  // Frequent grams: parent (-1 for one code point), last code point, text; df.
+  const gramText: string[] = [];
+  const df = new Ints();
+  // Counting per gram: the last name counted, the cell of the run being counted and its names.
+  const lastName = new Ints();
+  const runCell = new Ints();
+  const runCount = new Ints();
+  const triples = { gram: new Ints(1 << 16), cell: new Ints(1 << 16), count: new Ints(1 << 16) };
+  const newGram = (text: string, count: number): number => {
+    const id = gramText.length;
+    gramText.push(text);
+    df.push(count);
+    lastName.push(-1);
+    runCell.push(-1);
+    runCount.push(0);
+    return id;
+  };
+  const countIn = (g: number, k: number, cell: number): void => {
+    if (lastName.get(g) === k) return;
+    lastName.set(g, k);
+    if (runCell.get(g) !== cell) {
+      if (runCount.get(g) > 0) {
+        triples.gram.push(g);
+        triples.cell.push(runCell.get(g));
+        triples.count.push(runCount.get(g));
+      }
+      runCell.set(g, cell);
+      runCount.set(g, 1);
+    } else runCount.set(g, runCount.get(g) + 1);
+  };
+  const flushRuns = (from: number, to: number): void => {
+    for (let g = from; g < to; g++) {
+      if (runCount.get(g) > 0) {
+        triples.gram.push(g);
+        triples.cell.push(runCell.get(g));
+        triples.count.push(runCount.get(g));
+      }
+      runCount.set(g, 0);
+    }
+  };
+
+  // The frequent gram starting at each position (of the current length), -1 where none; the length of
+  // the longest frequent gram ending at each position (end exclusive).
+  const cur = new Int32Array(cps.length).fill(-1);
+  const lam = new Uint16Array(cps.length + 1);
+  const ext = new Map<number, Map<number, number>>();
+  const shortInfrequent = new Map<string, string>();
+  const lists: Array<{ gram: string; names: Int32Array }> = [];
+
+  // Candidates of a level: text, names holding them, the last name counted; their frequent id (-1 infrequent).
+  let candKey = new Map<number, number>();
+  const candCount = new Ints();
+  const candSeen = new Ints();
+  const candText: string[] = [];
+  const candPosted = new Ints();
+  const candenter = (key: number, text: () => string, k: number): number => {
+    let c = candKey.get(key);
+    if (c === undefined) {
+      c = candText.length;
+      candKey.set(key, c);
+      candText.push(text());
+      candCount.push(0);
+      candSeen.push(-1);
+      candPosted.push(-1);
+    }
+    if (candSeen.get(c) !== k) {
+      candSeen.set(c, k);
+      candCount.set(c, candCount.get(c) + 1);
+    }
+    return c;
+  };
+  const resetCandidates = (): void => {
+    candKey = new Map();
+    candCount.n = candSeen.n = candPosted.n = 0;
+    candText.length = 0;
+  };
+  // Postings of the minimal infrequent candidates of a level: (candidate, name).
+  const posts = { cand: new Ints(), name: new Ints() };
+  const collectLists = (): void => {
+    const nC = candText.length;
+    const start = new Int32Array(nC + 1);
+    for (let i = 0; i < posts.cand.n; i++) start[posts.cand.get(i) + 1]!++;
+    for (let c = 0; c < nC; c++) start[c + 1]! += start[c]!;
+    const at = start.slice(0, nC);
+    const flat = new Int32Array(posts.cand.n);
+    for (let i = 0; i < posts.cand.n; i++) flat[at[posts.cand.get(i)]!++] = posts.name.get(i);
+    for (let c = 0; c < nC; c++) {
+      if (start[c + 1] === start[c]) continue;
+      lists.push({ gram: candText[c]!, names: flat.slice(start[c]!, start[c + 1]!).sort() });
+    }
+    posts.cand.n = posts.name.n = 0;
+  };
+
+  // Length 1: every code point is a candidate.
+  for (let k = 0; k < nNames; k++) for (let i = starts[k]!; i < starts[k + 1]!; i++) candenter(cps[i]!, () => String.fromCodePoint(cps[i]!), k);
+  let freqOf = new Int32Array(candText.length).fill(-1);
+  let levelFrom = gramText.length;
+  for (let c = 0; c < candText.length; c++) if (candCount.get(c) > threshold) freqOf[c] = newGram(candText[c]!, candCount.get(c));
+  let active: Int32Array;
+  {
+    const keep = new Ints();
+    for (const k of visit) {
+      const cell = cellOf[k]!;
+      let any = false;
+      for (let i = starts[k]!; i < starts[k + 1]!; i++) {
+        const c = candKey.get(cps[i]!)!;
+        const g = freqOf[c]!;
+        if (g >= 0) {
+          cur[i] = g;
+          lam[i + 1] = 1;
+          countIn(g, k, cell);
+          any = true;
+        } else {
+          shortInfrequent.set(candText[c]!, candText[c]!);
+          // A gram of two code points whose first is infrequent: that code point's list holds it.
+          if (i + 1 < starts[k + 1]!) shortInfrequent.set(String.fromCodePoint(cps[i]!, cps[i + 1]!), candText[c]!);
+          if (candPosted.get(c) !== k) {
+            candPosted.set(c, k);
+            posts.cand.push(c);
+            posts.name.push(k);
+          }
+        }
+      }
+      if (any) keep.push(k);
+    }
+    active = keep.a.slice(0, keep.n);
+    flushRuns(levelFrom, gramText.length);
+    collectLists();
+  }
+
+  for (let len = 1; active.length > 0; len++) {
+    // Count the candidates of len + 1 code points.
+    resetCandidates();
+    for (const k of active) {
+      const end = starts[k + 1]!;
+      for (let i = starts[k]!; i + len < end; i++) {
+        const a = cur[i]!;
+        if (a < 0 || cur[i + 1]! < 0) continue;
+        const cp = cps[i + len]!;
+        candenter((a + 1) * CP_SPAN + cp, () => gramText[a]! + String.fromCodePoint(cp), k);
+      }
+    }
+    levelFrom = gramText.length;
+    freqOf = new Int32Array(candText.length).fill(-1);
+    for (let c = 0; c < candText.length; c++) if (candCount.get(c) > threshold) freqOf[c] = newGram(candText[c]!, candCount.get(c));
+    // Assign: the frequent grams of len + 1 at each position, their cells; the infrequent ones' lists
+    // (not trigrams: their trigram lists hold them), extensions and short grams.
+    const keep = new Ints();
+    const listed = len + 1 !== 3;
+    for (const k of active) {
+      const end = starts[k + 1]!;
+      const cell = cellOf[k]!;
+      let any = false;
+      for (let i = starts[k]!; i < end; i++) {
+        const a = cur[i]!;
+        if (i + len >= end) {
+          cur[i] = -1;
+          continue;
+        }
+        const cp = cps[i + len]!;
+        if (a < 0) continue;
+        let mlen: number;
+        if (cur[i + 1]! >= 0) {
+          const c = candKey.get((a + 1) * CP_SPAN + cp)!;
+          const g = freqOf[c]!;
+          if (g >= 0) {
+            cur[i] = g;
+            lam[i + len + 1] = len + 1;
+            countIn(g, k, cell);
+            any = true;
+            continue;
+          }
+          mlen = len + 1;
+          if (listed && candPosted.get(c) !== k) {
+            candPosted.set(c, k);
+            posts.cand.push(c);
+            posts.name.push(k);
+          }
+        } else mlen = lam[i + len + 1]! + 1;
+        cur[i] = -1;
+        if (len >= 3) {
+          let m = ext.get(a);
+          if (m === undefined) ext.set(a, (m = new Map()));
+          m.set(cp, mlen);
+        } else if (len === 1) {
+          const two = String.fromCodePoint(cps[i]!, cp);
+          shortInfrequent.set(two, mlen === 1 ? String.fromCodePoint(cp) : two);
+        }
+      }
+      if (any) keep.push(k);
+    }
+    // The names still holding a frequent gram, in cell order (visit order).
+    active = keep.a.slice(0, keep.n);
+    flushRuns(levelFrom, gramText.length);
+    if (listed) collectLists();
+    else posts.cand.n = posts.name.n = 0;
+  }
+
+  // The cells per gram: the runs grouped by gram (each gram's in ascending cell order already).
+  const nG = gramText.length;
+  const cellStart = new Int32Array(nG + 1);
+  for (let i = 0; i < triples.gram.n; i++) cellStart[triples.gram.get(i) + 1]!++;
+  for (let g = 0; g < nG; g++) cellStart[g + 1]! += cellStart[g]!;
+  const at = cellStart.slice(0, nG);
+  const cell = new Int32Array(triples.gram.n);
+  const cellCount = new Int32Array(triples.gram.n);
+  for (let i = 0; i < triples.gram.n; i++) {
+    const j = at[triples.gram.get(i)]!++;
+    cell[j] = triples.cell.get(i);
+    cellCount[j] = triples.count.get(i);
+  }
+  return { frequent: gramText, df: df.a.slice(0, df.n), cellStart, cell, cellCount, ext, shortInfrequent, lists };
+}
+
+/** A JSON object's text from pairs, keys in code-point order (whatever they look like). */
+function objectText(pairs: Array<[string, string]>): string {
+  pairs.sort((a, b) => compareCodePoints(a[0], b[0]));
+  return `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`;
+}
+
+const enc = new TextEncoder();
+
+/** The files of the grams index (path → bytes) from what was mined, `items` the names' stored list items (JSON texts). */
+export function gramFiles(mined: MinedGrams, items: readonly string[], put: (path: string, bytes: Uint8Array, type: string) => void): { dict: number; cells: number; lists: number } {
+  const frequentOf: Array<Array<[string, string]>> = Array.from({ length: GRAM_DICT_SHARDS }, () => []);
+  const infrequentOf: Array<Array<[string, string]>> = Array.from({ length: GRAM_DICT_SHARDS }, () => []);
+  mined.frequent.forEach((gram, g) => {
+    const ext = mined.ext.get(g);
+    const pairs: Array<[string, string]> = ext === undefined ? [] : [...ext].map(([cp, len]) => [String.fromCodePoint(cp), String(len)]);
+    frequentOf[gramDictShard(gram)]!.push([gram, objectText(pairs)]);
+  });
+  for (const [gram, m] of mined.shortInfrequent) infrequentOf[gramDictShard(gram)]!.push([gram, JSON.stringify(m)]);
+  for (let s = 0; s < GRAM_DICT_SHARDS; s++) {
+    put(gramDictPath(s), enc.encode(`{"format":${JSON.stringify(GRAM_DICT_FORMAT)},"frequent":${objectText(frequentOf[s]!)},"infrequent":${objectText(infrequentOf[s]!)}}`), 'application/json');
+  }
+  const cellsOf: Array<Array<{ gram: string; cells: Int32Array; counts: Int32Array }>> = Array.from({ length: GRAM_CELL_SHARDS }, () => []);
+  mined.frequent.forEach((gram, g) => {
+    const from = mined.cellStart[g]!;
+    const to = mined.cellStart[g + 1]!;
+    cellsOf[gramCellShard(gram)]!.push({ gram, cells: mined.cell.subarray(from, to), counts: mined.cellCount.subarray(from, to) });
+  });
+  for (let s = 0; s < GRAM_CELL_SHARDS; s++) put(gramCellsPath(s), encodeGramCells(cellsOf[s]!), 'application/octet-stream');
+  for (const { gram, names } of mined.lists) {
+    put(gramListPath(gram), enc.encode(`{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[${Array.from(names, (k) => items[k]!).join(',')}]}`), 'application/json');
+  }
+  return { dict: GRAM_DICT_SHARDS, cells: GRAM_CELL_SHARDS, lists: mined.lists.length };
+}
+
+/**
+ * Writes the grams index: reads the named participants in the default order (their list items and
+ * folded names), numbers their facet cells as the facet cube does (every participant's tuples, the
+ * unnamed ones' too), mines and writes.
+ */
+export function renderGrams(ctx: RenderContext): void {
+  const { db } = ctx;
+  const seatNames = curatedSeatNames(db);
+  const items: string[] = [];
+  const cpsOut = new Ints(1 << 20);
+  const starts = new Ints(1 << 16);
+  const tupleIds = new Map<string, number>();
+  const tuples: Array<{ tuple: FacetTuple; count: number }> = [];
+  const tupleOf = new Ints(1 << 16);
+  const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list WHERE name IS NOT NULL ORDER BY ${orderSql(listOrder(DEFAULT_SORT))}`).iterate() as IterableIterator<ListRow>;
+  for (const r of rows) {
+    const item = listItemOf(r, seatNames);
+    items.push(JSON.stringify(storeParticipant(item)));
+    starts.push(cpsOut.n);
+    for (const ch of codePointsOf(foldName(r.name!))) cpsOut.push(ch.codePointAt(0)!);
+    const tuple: FacetTuple = [item.country, item.scheme, item.registered ? 'true' : 'false', item.provenance, item.smp, item.ap_seat_id];
+    const key = JSON.stringify(tuple);
+    let t = tupleIds.get(key);
+    if (t === undefined) {
+      tupleIds.set(key, (t = tuples.length));
+      tuples.push({ tuple, count: 0 });
+    }
+    tuples[t]!.count++;
+    tupleOf.push(t);
+    if (items.length % 500_000 === 0) ctx.progress(`render: ${GRAMS_PART}: ${items.length} names read`);
+  }
+  starts.push(cpsOut.n);
+  // The facet cube's cell order (cubeOf: canonical), over every participant's tuple: the unnamed
+  // participants' tuples too (counted with the named ones': a tuple is one cell).
+  const named = tuples.length;
+  for (const r of facetTupleRows(db, ['name IS NULL'])) {
+    const key = JSON.stringify(r.tuple);
+    const t = tupleIds.get(key);
+    if (t === undefined) {
+      tupleIds.set(key, tuples.length);
+      tuples.push({ tuple: r.tuple, count: r.count });
+    } else tuples[t]!.count += r.count;
+  }
+  const cube = cubeOf(tuples, { scheme: () => null, ap: () => null });
+  const cellIndex = new Map<string, number>();
+  const n = cube.cells.length / (FACET_DIMENSIONS.length + 1);
+  for (let c = 0; c < n; c++) {
+    const tuple = FACET_DIMENSIONS.map((dim, d) => {
+      const code = cube.cells[c * (FACET_DIMENSIONS.length + 1) + d]!;
+      return code < 0 ? null : cube.values[dim][code]!;
+    });
+    cellIndex.set(JSON.stringify(tuple), c);
+  }
+  const cellOfTuple = tuples.slice(0, named).map((t) => cellIndex.get(JSON.stringify(t.tuple))!);
+  const cellOf = new Int32Array(items.length);
+  for (let k = 0; k < items.length; k++) cellOf[k] = cellOfTuple[tupleOf.get(k)]!;
+  const mined = mineGrams({ cps: cpsOut.a.subarray(0, cpsOut.n), starts: starts.a.slice(0, starts.n), cellOf }, GRAM_THRESHOLD);
+  ctx.progress(`render: ${GRAMS_PART}: ${mined.frequent.length} frequent grams, ${mined.lists.length} gram lists`);
+  gramFiles(mined, items, (path, bytes, type) => ctx.sink.put(path, bytes, type, 'mutable'));
+}
+
+/**
+ * Checks the grams index of a snapshot (verify): every dictionary and cell shard there and well
+ * formed, each gram in its shard; the same frequent grams in both, each counted by more than
+ * GRAM_THRESHOLD participants in cells of the facet cube (`cubeCells` of them); every gram a
+ * dictionary names listed (a trigram: a trigram list of at most GRAM_THRESHOLD, `trigramCounts`), and
+ * every gram list named, holding at most GRAM_THRESHOLD participants whose names hold the gram, in the
+ * default order. Returns how many references it checked.
+ */
+export function verifyGramFiles(
+  listed: ReadonlySet<string>,
+  bytesOf: (rel: string) => Uint8Array,
+  cubeCells: number,
+  trigramCounts: ReadonlyMap<string, number>,
+  fail: (rel: string, message: string) => void,
+  threshold = GRAM_THRESHOLD,
+): number {
+  let refs = 0;
+  const frequent = new Set<string>();
+  /** Gram lists the dictionaries name: path → gram. */
+  const named = new Map<string, string>();
+  const name = (from: string, gram: string): void => {
+    refs++;
+    if (Array.from(gram).length === 3) {
+      const n = trigramCounts.get(gram);
+      if (n === undefined) fail(from, `names the trigram ${JSON.stringify(gram)}, which has no trigram list`);
+      else if (n > threshold) fail(from, `names the trigram ${JSON.stringify(gram)}, whose list holds ${n} participants`);
+      return;
+    }
+    const rel = gramListPath(gram);
+    named.set(rel, gram);
+    if (!listed.has(rel)) fail(from, `names the gram ${JSON.stringify(gram)}, whose list ${rel} is missing`);
+  };
+  const parse = (rel: string): unknown => {
+    try {
+      return JSON.parse(new TextDecoder().decode(bytesOf(rel)));
+    } catch {
+      return undefined;
+    }
+  };
+  for (let s = 0; s < GRAM_DICT_SHARDS; s++) {
+    const rel = gramDictPath(s);
+    if (!listed.has(rel)) {
+      fail(rel, 'missing from the manifest (every dictionary shard of the grams index is written)');
+      continue;
+    }
+    const dict = parse(rel);
+    if (!isGramDictShape(dict)) {
+      fail(rel, `is not a ${GRAM_DICT_FORMAT}`);
+      continue;
+    }
+    for (const [gram, ext] of Object.entries(dict.frequent)) {
+      if (gramDictShard(gram) !== s) fail(rel, `holds ${JSON.stringify(gram)}, of shard ${gramDictShard(gram)}`);
+      frequent.add(gram);
+      const cps = codePointsOf(gram);
+      for (const [c, len] of Object.entries(ext)) {
+        if (cps.length < 3 || codePointsOf(c).length !== 1 || !Number.isInteger(len) || len < 1 || len > cps.length + 1) {
+          fail(rel, `extension ${JSON.stringify(c)} of ${JSON.stringify(gram)} is not a code point with a gram length`);
+          continue;
+        }
+        name(rel, [...cps, c].slice(cps.length + 1 - len).join(''));
+      }
+    }
+    for (const [gram, m] of Object.entries(dict.infrequent)) {
+      const cps = codePointsOf(gram);
+      if (gramDictShard(gram) !== s) fail(rel, `holds ${JSON.stringify(gram)}, of shard ${gramDictShard(gram)}`);
+      if (cps.length > 2 || typeof m !== 'string' || !(m === gram || (codePointsOf(m).length === 1 && cps.includes(m)))) fail(rel, `infrequent ${JSON.stringify(gram)} names ${JSON.stringify(m)}`);
+      else name(rel, m);
+    }
+  }
+  const counted = new Set<string>();
+  for (let s = 0; s < GRAM_CELL_SHARDS; s++) {
+    const rel = gramCellsPath(s);
+    if (!listed.has(rel)) {
+      fail(rel, 'missing from the manifest (every cell shard of the grams index is written)');
+      continue;
+    }
+    const all = allGramCells(bytesOf(rel));
+    if (all === null) {
+      fail(rel, `is not a ${GRAM_CELLS_FORMAT}`);
+      continue;
+    }
+    for (const { gram, cells } of all) {
+      refs++;
+      counted.add(gram);
+      if (gramCellShard(gram) !== s) fail(rel, `holds ${JSON.stringify(gram)}, of shard ${gramCellShard(gram)}`);
+      if (!frequent.has(gram)) fail(rel, `counts ${JSON.stringify(gram)}, which no dictionary shard holds as frequent`);
+      let sum = 0;
+      for (let i = 0; i < cells.cells.length; i++) {
+        if ((i > 0 && cells.cells[i]! <= cells.cells[i - 1]!) || cells.cells[i]! >= cubeCells || cells.counts[i]! === 0) {
+          fail(rel, `the cells of ${JSON.stringify(gram)} are not ascending cells of the cube (${cubeCells}) with participants`);
+          break;
+        }
+        sum += cells.counts[i]!;
+      }
+      if (sum !== cells.count || sum <= threshold) fail(rel, `${JSON.stringify(gram)} counts ${cells.count} participants, its cells ${sum} (more than ${threshold} for a frequent gram)`);
+    }
+  }
+  for (const gram of frequent) if (!counted.has(gram)) fail(gramCellsPath(gramCellShard(gram)), `does not count the frequent gram ${JSON.stringify(gram)}`);
+  const order = listOrder(DEFAULT_SORT);
+  const dirs = orderDirs(order);
+  for (const rel of listed) {
+    if (!rel.startsWith(`${GRAMS_PREFIX}list/`)) {
+      if (rel.startsWith(GRAMS_PREFIX) && !rel.startsWith(`${GRAMS_PREFIX}dict/`) && !rel.startsWith(`${GRAMS_PREFIX}cells/`)) fail(rel, 'is no file of the grams index');
+      continue;
+    }
+    const gram = named.get(rel);
+    if (gram === undefined) {
+      fail(rel, 'is a gram list no dictionary shard names');
+      continue;
+    }
+    const list = parse(rel);
+    if (!isGramList(list)) {
+      fail(rel, `is not a ${GRAM_LIST_FORMAT}`);
+      continue;
+    }
+    refs++;
+    if (list.items.length === 0 || list.items.length > threshold) fail(rel, `holds ${list.items.length} participants (1 to ${threshold})`);
+    let prev: SortKey | null = null;
+    for (const stored of list.items) {
+      const item = expandParticipant(stored);
+      if (item.name === null || !foldName(item.name).includes(gram)) {
+        fail(rel, `holds ${item.id}, whose name does not hold ${JSON.stringify(gram)}`);
+        break;
+      }
+      const key = listKey(order, item);
+      if (prev !== null && compareKeys(prev, key, dirs) >= 0) {
+        fail(rel, `is not in the default order at ${item.id}`);
+        break;
+      }
+      prev = key;
+    }
+  }
+  return refs;
+}
+
+/** A parsed dictionary shard, its members' shapes checked. */
+function isGramDictShape(v: unknown): v is GramDict {
+  if (!isGramDict(v)) return false;
+  const obj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+  return obj(v.frequent) && obj(v.infrequent) && Object.values(v.frequent).every(obj);
+}
