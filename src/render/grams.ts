@@ -73,8 +73,89 @@ class Ints {
   }
 }
 
-/** Code points are below this: a trie child's key is (parent + 1) * CP_SPAN + code point. */
-const CP_SPAN = 0x110000;
+/**
+ * The candidates of a level, by (parent gram + 1, code point): an open-addressing hash table over
+ * typed arrays (a Map keyed by numbers past 2^31 hashed heap numbers: most of the miner's time).
+ */
+class Candidates {
+  private mask = (1 << 16) - 1;
+  private keyA = new Int32Array(1 << 16).fill(-1);
+  private keyB = new Int32Array(1 << 16);
+  private slot = new Int32Array(1 << 16);
+  /** Per candidate: parent gram (-1: none), code point, names holding it, the last name counted and the last listed. */
+  readonly parent = new Ints();
+  readonly cp = new Ints();
+  readonly count = new Ints();
+  readonly seen = new Ints();
+  readonly posted = new Ints();
+
+  get size(): number {
+    return this.parent.n;
+  }
+
+  private index(a: number, b: number): number {
+    let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca6b);
+    h ^= h >>> 15;
+    let i = h & this.mask;
+    while (this.keyA[i] !== -1 && (this.keyA[i] !== a || this.keyB[i] !== b)) i = (i + 1) & this.mask;
+    return i;
+  }
+
+  /** The candidate of `parent` and `cp`, -1 when none. */
+  find(parent: number, cp: number): number {
+    const i = this.index(parent + 1, cp);
+    return this.keyA[i] === -1 ? -1 : this.slot[i]!;
+  }
+
+  /** Counts name `k` for the candidate of `parent` and `cp` (made when new). */
+  enter(parent: number, cp: number, k: number): void {
+    let i = this.index(parent + 1, cp);
+    let c: number;
+    if (this.keyA[i] === -1) {
+      c = this.parent.n;
+      this.keyA[i] = parent + 1;
+      this.keyB[i] = cp;
+      this.slot[i] = c;
+      this.parent.push(parent);
+      this.cp.push(cp);
+      this.count.push(0);
+      this.seen.push(-1);
+      this.posted.push(-1);
+      if (this.parent.n * 2 > this.mask) {
+        this.grow();
+        i = -1;
+      }
+    } else c = this.slot[i]!;
+    if (this.seen.get(c) !== k) {
+      this.seen.set(c, k);
+      this.count.set(c, this.count.get(c) + 1);
+    }
+  }
+
+  private grow(): void {
+    const size = (this.mask + 1) * 2;
+    const [a, b, sl] = [this.keyA, this.keyB, this.slot];
+    this.mask = size - 1;
+    this.keyA = new Int32Array(size).fill(-1);
+    this.keyB = new Int32Array(size);
+    this.slot = new Int32Array(size);
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] === -1) continue;
+      const j = this.index(a[i]!, b[i]!);
+      this.keyA[j] = a[i]!;
+      this.keyB[j] = b[i]!;
+      this.slot[j] = sl[i]!;
+    }
+  }
+
+  clear(): void {
+    this.mask = (1 << 16) - 1;
+    this.keyA = new Int32Array(1 << 16).fill(-1);
+    this.keyB = new Int32Array(1 << 16);
+    this.slot = new Int32Array(1 << 16);
+    this.parent.n = this.cp.n = this.count.n = this.seen.n = this.posted.n = 0;
+  }
+}
 
 /**
  * Mines the grams index of `names` (src/api/participants/grams.ts) with frequent meaning held by more
@@ -141,37 +222,15 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
   const shortInfrequent = new Map<string, string>();
   const lists: Array<{ gram: string; names: Int32Array }> = [];
 
-  // Candidates of a level: text, names holding them, the last name counted; their frequent id (-1 infrequent).
-  let candKey = new Map<number, number>();
-  const candCount = new Ints();
-  const candSeen = new Ints();
-  const candText: string[] = [];
-  const candPosted = new Ints();
-  const candenter = (key: number, text: () => string, k: number): number => {
-    let c = candKey.get(key);
-    if (c === undefined) {
-      c = candText.length;
-      candKey.set(key, c);
-      candText.push(text());
-      candCount.push(0);
-      candSeen.push(-1);
-      candPosted.push(-1);
-    }
-    if (candSeen.get(c) !== k) {
-      candSeen.set(c, k);
-      candCount.set(c, candCount.get(c) + 1);
-    }
-    return c;
-  };
-  const resetCandidates = (): void => {
-    candKey = new Map();
-    candCount.n = candSeen.n = candPosted.n = 0;
-    candText.length = 0;
-  };
+  // Candidates of a level; their frequent id (-1 infrequent).
+  const cand = new Candidates();
+  const candText = (c: number): string => (cand.parent.get(c) < 0 ? '' : gramText[cand.parent.get(c)]!) + String.fromCodePoint(cand.cp.get(c));
+  const candCount = cand.count;
+  const candPosted = cand.posted;
   // Postings of the minimal infrequent candidates of a level: (candidate, name).
   const posts = { cand: new Ints(), name: new Ints() };
   const collectLists = (): void => {
-    const nC = candText.length;
+    const nC = cand.size;
     const start = new Int32Array(nC + 1);
     for (let i = 0; i < posts.cand.n; i++) start[posts.cand.get(i) + 1]!++;
     for (let c = 0; c < nC; c++) start[c + 1]! += start[c]!;
@@ -180,16 +239,16 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
     for (let i = 0; i < posts.cand.n; i++) flat[at[posts.cand.get(i)]!++] = posts.name.get(i);
     for (let c = 0; c < nC; c++) {
       if (start[c + 1] === start[c]) continue;
-      lists.push({ gram: candText[c]!, names: flat.slice(start[c]!, start[c + 1]!).sort() });
+      lists.push({ gram: candText(c), names: flat.slice(start[c]!, start[c + 1]!).sort() });
     }
     posts.cand.n = posts.name.n = 0;
   };
 
   // Length 1: every code point is a candidate.
-  for (let k = 0; k < nNames; k++) for (let i = starts[k]!; i < starts[k + 1]!; i++) candenter(cps[i]!, () => String.fromCodePoint(cps[i]!), k);
-  let freqOf = new Int32Array(candText.length).fill(-1);
+  for (let k = 0; k < nNames; k++) for (let i = starts[k]!; i < starts[k + 1]!; i++) cand.enter(-1, cps[i]!, k);
+  let freqOf = new Int32Array(cand.size).fill(-1);
   let levelFrom = gramText.length;
-  for (let c = 0; c < candText.length; c++) if (candCount.get(c) > threshold) freqOf[c] = newGram(candText[c]!, candCount.get(c));
+  for (let c = 0; c < cand.size; c++) if (candCount.get(c) > threshold) freqOf[c] = newGram(candText(c), candCount.get(c));
   let active: Int32Array;
   {
     const keep = new Ints();
@@ -197,7 +256,7 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
       const cell = cellOf[k]!;
       let any = false;
       for (let i = starts[k]!; i < starts[k + 1]!; i++) {
-        const c = candKey.get(cps[i]!)!;
+        const c = cand.find(-1, cps[i]!);
         const g = freqOf[c]!;
         if (g >= 0) {
           cur[i] = g;
@@ -205,9 +264,10 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
           countIn(g, k, cell);
           any = true;
         } else {
-          shortInfrequent.set(candText[c]!, candText[c]!);
+          const one = String.fromCodePoint(cps[i]!);
+          shortInfrequent.set(one, one);
           // A gram of two code points whose first is infrequent: that code point's list holds it.
-          if (i + 1 < starts[k + 1]!) shortInfrequent.set(String.fromCodePoint(cps[i]!, cps[i + 1]!), candText[c]!);
+          if (i + 1 < starts[k + 1]!) shortInfrequent.set(String.fromCodePoint(cps[i]!, cps[i + 1]!), one);
           if (candPosted.get(c) !== k) {
             candPosted.set(c, k);
             posts.cand.push(c);
@@ -224,19 +284,19 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
 
   for (let len = 1; active.length > 0; len++) {
     // Count the candidates of len + 1 code points.
-    resetCandidates();
+    cand.clear();
     for (const k of active) {
       const end = starts[k + 1]!;
       for (let i = starts[k]!; i + len < end; i++) {
         const a = cur[i]!;
         if (a < 0 || cur[i + 1]! < 0) continue;
         const cp = cps[i + len]!;
-        candenter((a + 1) * CP_SPAN + cp, () => gramText[a]! + String.fromCodePoint(cp), k);
+        cand.enter(a, cp, k);
       }
     }
     levelFrom = gramText.length;
-    freqOf = new Int32Array(candText.length).fill(-1);
-    for (let c = 0; c < candText.length; c++) if (candCount.get(c) > threshold) freqOf[c] = newGram(candText[c]!, candCount.get(c));
+    freqOf = new Int32Array(cand.size).fill(-1);
+    for (let c = 0; c < cand.size; c++) if (candCount.get(c) > threshold) freqOf[c] = newGram(candText(c), candCount.get(c));
     // Assign: the frequent grams of len + 1 at each position, their cells; the infrequent ones' lists
     // (not trigrams: their trigram lists hold them), extensions and short grams.
     const keep = new Ints();
@@ -255,7 +315,7 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
         if (a < 0) continue;
         let mlen: number;
         if (cur[i + 1]! >= 0) {
-          const c = candKey.get((a + 1) * CP_SPAN + cp)!;
+          const c = cand.find(a, cp);
           const g = freqOf[c]!;
           if (g >= 0) {
             cur[i] = g;
@@ -314,8 +374,35 @@ function objectText(pairs: Array<[string, string]>): string {
 
 const enc = new TextEncoder();
 
-/** The files of the grams index (path → bytes) from what was mined, `items` the names' stored list items (JSON texts). */
-export function gramFiles(mined: MinedGrams, items: readonly string[], put: (path: string, bytes: Uint8Array, type: string) => void): { dict: number; cells: number; lists: number } {
+/** The stored list items of the names, as UTF-8 JSON, one after another. */
+export class ItemArena {
+  private bytes = new Uint8Array(1 << 20);
+  private used = 0;
+  private readonly ends = new Ints(1 << 16);
+
+  get size(): number {
+    return this.ends.n;
+  }
+
+  add(json: string): void {
+    // At most three bytes per UTF-16 code unit.
+    if (this.used + json.length * 3 > this.bytes.length) {
+      const b = new Uint8Array(Math.max(this.bytes.length * 2, this.used + json.length * 3));
+      b.set(this.bytes.subarray(0, this.used));
+      this.bytes = b;
+    }
+    this.used += enc.encodeInto(json, this.bytes.subarray(this.used)).written;
+    this.ends.push(this.used);
+  }
+
+  /** Item k's bytes. */
+  item(k: number): Uint8Array {
+    return this.bytes.subarray(k === 0 ? 0 : this.ends.get(k - 1), this.ends.get(k));
+  }
+}
+
+/** The files of the grams index (path → bytes) from what was mined, `items` the names' stored list items (JSON texts, or an arena of them). */
+export function gramFiles(mined: MinedGrams, items: readonly string[] | ItemArena, put: (path: string, bytes: Uint8Array, type: string) => void): { dict: number; cells: number; lists: number } {
   const frequentOf: Array<Array<[string, string]>> = Array.from({ length: GRAM_DICT_SHARDS }, () => []);
   const infrequentOf: Array<Array<[string, string]>> = Array.from({ length: GRAM_DICT_SHARDS }, () => []);
   mined.frequent.forEach((gram, g) => {
@@ -334,8 +421,20 @@ export function gramFiles(mined: MinedGrams, items: readonly string[], put: (pat
     cellsOf[gramCellShard(gram)]!.push({ gram, cells: mined.cell.subarray(from, to), counts: mined.cellCount.subarray(from, to) });
   });
   for (let s = 0; s < GRAM_CELL_SHARDS; s++) put(gramCellsPath(s), encodeGramCells(cellsOf[s]!), 'application/octet-stream');
+  const head = enc.encode(`{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[`);
+  const tail = enc.encode(']}');
   for (const { gram, names } of mined.lists) {
-    put(gramListPath(gram), enc.encode(`{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[${Array.from(names, (k) => items[k]!).join(',')}]}`), 'application/json');
+    const parts = Array.from(names, (k) => (items instanceof ItemArena ? items.item(k) : enc.encode(items[k]!)));
+    const out = new Uint8Array(head.length + tail.length + parts.reduce((n, b) => n + b.length, 0) + Math.max(0, parts.length - 1));
+    out.set(head);
+    let at = head.length;
+    parts.forEach((b, i) => {
+      if (i > 0) out[at++] = 0x2c; // ','
+      out.set(b, at);
+      at += b.length;
+    });
+    out.set(tail, at);
+    put(gramListPath(gram), out, 'application/json');
   }
   return { dict: GRAM_DICT_SHARDS, cells: GRAM_CELL_SHARDS, lists: mined.lists.length };
 }
@@ -345,10 +444,12 @@ export function gramFiles(mined: MinedGrams, items: readonly string[], put: (pat
  * folded names), numbers their facet cells as the facet cube does (every participant's tuples, the
  * unnamed ones' too), mines and writes.
  */
-export function renderGrams(ctx: RenderContext): void {
+export function renderGrams(ctx: RenderContext, threshold = GRAM_THRESHOLD): void {
   const { db } = ctx;
   const seatNames = curatedSeatNames(db);
-  const items: string[] = [];
+  // Each name's stored list item, as UTF-8 JSON in one growing buffer (not a string each: 2.3 million
+  // strings kept at once made the old generation's collections most of the time at `peppol`).
+  const items = new ItemArena();
   const cpsOut = new Ints(1 << 20);
   const starts = new Ints(1 << 16);
   const tupleIds = new Map<string, number>();
@@ -357,29 +458,34 @@ export function renderGrams(ctx: RenderContext): void {
   const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list WHERE name IS NOT NULL ORDER BY ${orderSql(listOrder(DEFAULT_SORT))}`).iterate() as IterableIterator<ListRow>;
   for (const r of rows) {
     const item = listItemOf(r, seatNames);
-    items.push(JSON.stringify(storeParticipant(item)));
+    items.add(JSON.stringify(storeParticipant(item)));
     starts.push(cpsOut.n);
-    for (const ch of codePointsOf(foldName(r.name!))) cpsOut.push(ch.codePointAt(0)!);
-    const tuple: FacetTuple = [item.country, item.scheme, item.registered ? 'true' : 'false', item.provenance, item.smp, item.ap_seat_id];
-    const key = JSON.stringify(tuple);
+    const folded = foldName(r.name!);
+    for (let i = 0; i < folded.length; i++) {
+      const cp = folded.codePointAt(i)!;
+      cpsOut.push(cp);
+      if (cp > 0xffff) i++;
+    }
+    const key = `${item.country ?? '\u0000'}\u0001${item.scheme}\u0001${item.registered ? 't' : 'f'}\u0001${item.provenance}\u0001${item.smp ?? '\u0000'}\u0001${item.ap_seat_id ?? '\u0000'}`;
     let t = tupleIds.get(key);
     if (t === undefined) {
       tupleIds.set(key, (t = tuples.length));
-      tuples.push({ tuple, count: 0 });
+      tuples.push({ tuple: [item.country, item.scheme, item.registered ? 'true' : 'false', item.provenance, item.smp, item.ap_seat_id], count: 0 });
     }
     tuples[t]!.count++;
     tupleOf.push(t);
-    if (items.length % 500_000 === 0) ctx.progress(`render: ${GRAMS_PART}: ${items.length} names read`);
+    if (items.size % 500_000 === 0) ctx.progress(`render: ${GRAMS_PART}: ${items.size} names read`);
   }
   starts.push(cpsOut.n);
   // The facet cube's cell order (cubeOf: canonical), over every participant's tuple: the unnamed
   // participants' tuples too (counted with the named ones': a tuple is one cell).
   const named = tuples.length;
+  const byTuple = new Map(tuples.map((t, i) => [JSON.stringify(t.tuple), i]));
   for (const r of facetTupleRows(db, ['name IS NULL'])) {
     const key = JSON.stringify(r.tuple);
-    const t = tupleIds.get(key);
+    const t = byTuple.get(key);
     if (t === undefined) {
-      tupleIds.set(key, tuples.length);
+      byTuple.set(key, tuples.length);
       tuples.push({ tuple: r.tuple, count: r.count });
     } else tuples[t]!.count += r.count;
   }
@@ -394,9 +500,9 @@ export function renderGrams(ctx: RenderContext): void {
     cellIndex.set(JSON.stringify(tuple), c);
   }
   const cellOfTuple = tuples.slice(0, named).map((t) => cellIndex.get(JSON.stringify(t.tuple))!);
-  const cellOf = new Int32Array(items.length);
-  for (let k = 0; k < items.length; k++) cellOf[k] = cellOfTuple[tupleOf.get(k)]!;
-  const mined = mineGrams({ cps: cpsOut.a.subarray(0, cpsOut.n), starts: starts.a.slice(0, starts.n), cellOf }, GRAM_THRESHOLD);
+  const cellOf = new Int32Array(items.size);
+  for (let k = 0; k < items.size; k++) cellOf[k] = cellOfTuple[tupleOf.get(k)]!;
+  const mined = mineGrams({ cps: cpsOut.a.subarray(0, cpsOut.n), starts: starts.a.slice(0, starts.n), cellOf }, threshold);
   ctx.progress(`render: ${GRAMS_PART}: ${mined.frequent.length} frequent grams, ${mined.lists.length} gram lists`);
   gramFiles(mined, items, (path, bytes, type) => ctx.sink.put(path, bytes, type, 'mutable'));
 }

@@ -427,12 +427,14 @@ export interface CellRun {
 }
 
 /**
- * The runs of the cells whose facet values pass `accepts` (as cubeCounts), in cell order, which is
+ * The runs of the cells whose facet values pass `accepts` (as cubeCounts; and `only`, when given), in cell order, which is
  * the cell list's order: the cube sorts its cells by dictionary code per dimension in
  * FACET_DIMENSIONS order, dictionaries are in code-point order and null (-1) comes first, as '' does.
  */
-export function cellRuns(cube: FacetCube, accepts: Partial<Record<FacetDimension, readonly string[]>>): CellRun[] {
-  const passes = cellFilter(cube, accepts);
+export function cellRuns(cube: FacetCube, accepts: Partial<Record<FacetDimension, readonly string[]>>, only?: (cell: number) => boolean): CellRun[] {
+  const filter = cellFilter(cube, accepts);
+  // `only`: of those, the cells (by index) it keeps (a frequent gram's: where its participants are).
+  const passes = only === undefined ? filter : (c: number): boolean => filter(c) && only(c / CUBE_STRIDE);
   const tuple = (c: number): string[] => FACET_DIMENSIONS.map((dim, d) => {
     const code = cube.cells[c + d]!;
     return code < 0 ? '' : cube.values[dim][code]!;

@@ -83,7 +83,7 @@ function sumCounts(counts: Record<string, number> | undefined, values: readonly 
 }
 
 /** What a request derives from the facet cube, each at most once: the cube, the filter's runs of the cell list. */
-type CubeMemo = { cube?: FacetCube; runs?: { runs: CellRun[]; chunks: number } };
+type CubeMemo = { cube?: FacetCube; runs?: { runs: CellRun[]; chunks: number }; gramCells?: ReadonlySet<number> };
 async function readCube(src: Source, memo: CubeMemo): Promise<FacetCube> {
   const cube = await cubeIfAny(src, memo);
   if (cube === null) throw new SnapshotFormatError(`missing or malformed ${CUBE_PATH}`);
@@ -109,7 +109,9 @@ async function cubeIfAny(src: Source, memo: CubeMemo): Promise<FacetCube | null>
 /** The filter's runs of the cell list (cellRuns) and the chunks they span (runsChunks). */
 async function filterRuns(p: ListParams, src: Source, memo: CubeMemo): Promise<{ runs: CellRun[]; chunks: number }> {
   if (memo.runs !== undefined) return memo.runs;
-  const runs = cellRuns(await readCube(src, memo), facetAccepts(p));
+  // A frequent gram's search: only the cells holding its participants.
+  const only = memo.gramCells;
+  const runs = cellRuns(await readCube(src, memo), facetAccepts(p), only === undefined ? undefined : (cell) => only.has(cell));
   return (memo.runs = { runs, chunks: runsChunks(runs) });
 }
 
@@ -148,15 +150,6 @@ async function cellRunsToRead(p: ListParams, src: Source, memo: CubeMemo, total:
   if (walkChunks <= WALK_CHUNKS_CHEAP) return null;
   const { runs, chunks } = await filterRuns(p, src, memo);
   return chunks <= CELL_CHUNKS_MAX && chunks < walkChunks ? runs : null;
-}
-
-/** The count and facets of a frequent gram's participants under the filters: its cells of the cube. */
-async function gramCounts(p: ListParams, text: string, src: Source, memo: CubeMemo, read?: GramCells): Promise<FacetCounter> {
-  const path = gramCellsPath(gramCellShard(text));
-  const bytes = read === undefined ? await src.read(path) : null;
-  const cells = read ?? (bytes === null ? null : gramCellsOf(bytes, text));
-  if (cells === null || cells === undefined) throw new SnapshotFormatError(`${path} does not count the frequent gram ${JSON.stringify(text)}`);
-  return gramCubeCounts(await readCube(src, memo), facetAccepts(p), cells);
 }
 
 /** The participants holding a gram the grams index lists (a small set). */
@@ -400,27 +393,6 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const postingTotals = new Map<PostingDimension, number>();
   const postingLists = new Map<PostingDimension, () => Promise<ListReader[]>>();
   const memo: CubeMemo = {};
-  // A combination of filters reads the facet cube anyway (its count, the walk weighed against the cell
-  // list): the totals of its values come from the cube, not from the main root and the smp and ap
-  // values' posting roots.
-  const planned = plannedPostingDimensions(p);
-  const cube = activeDimensions(p).length >= 2 && (search === null || search.kind === 'name') ? await cubeIfAny(src, memo) : null;
-  for (const d of planned) {
-    const values = acceptedValues(p, d);
-    // The lists of the requested order where the dimension has them (the same items in another order;
-    // a snapshot written before them has the default order's only).
-    const at = postingSource(d, p.sort);
-    const sort = at?.kind === 'posting' ? at.sort : DEFAULT_SORT;
-    const openValue = async (v: string): Promise<ListReader | null> => (await src.list(LIST_ROUTE, postingPartition(d, v, sort))) ?? (sort === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, postingPartition(d, v)));
-    const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
-    postingLists.set(d, open);
-    // One value: the root of its own list in this order (which a walk of it reads), or of the country
-    // order's main list whose range it is (a country in a name order).
-    const one = values.length === 1 && hasPostingList(d, values[0]!) ? at?.kind : undefined;
-    if (cube !== null) postingTotals.set(d, cubeTotal(cube, { [d]: values }));
-    else if (one === 'posting' || !(MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
-    else postingTotals.set(d, sumCounts((await mainOf(one === 'range' ? at!.sort : undefined)).root.counts?.[d], values));
-  }
   let rarest: RarestTrigram | null = null;
   // The rarest trigram's list in the order a walk of the requested one reads (trigramSource), or the
   // default order's (a snapshot written before the lists in TRIGRAM_ORDERS): the same participants.
@@ -449,30 +421,54 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     }
     if (counted && rarest !== null && rarest.count > 0) ({ list: rarestList, sort: rarestSort } = await openTrigram(rarest.trigram));
   }
-  // A name search without a small trigram list: the grams index says whether its text is a frequent
-  // gram (counted per cell) or which gram's list holds every match (src/api/participants/grams.ts). A
-  // snapshot without the index (written before it) walks the search uncounted, as it did then.
-  // A first page (its meta counts the matches) reads the text's cell shard first: a frequent gram's
-  // cells are there, and then the dictionary is not read.
+  // A combination of filters reads the facet cube anyway (its count, the walk weighed against the cell
+  // list): the totals of its values come from the cube, not from the main root and the smp and ap
+  // values' posting roots.
+  const planned = plannedPostingDimensions(p);
+  const cube = activeDimensions(p).length >= 2 && (search === null || search.kind === 'name') ? await cubeIfAny(src, memo) : null;
+  for (const d of planned) {
+    const values = acceptedValues(p, d);
+    // The lists of the requested order where the dimension has them (the same items in another order;
+    // a snapshot written before them has the default order's only).
+    const at = postingSource(d, p.sort);
+    const sort = at?.kind === 'posting' ? at.sort : DEFAULT_SORT;
+    const openValue = async (v: string): Promise<ListReader | null> => (await src.list(LIST_ROUTE, postingPartition(d, v, sort))) ?? (sort === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, postingPartition(d, v)));
+    const open = async (): Promise<ListReader[]> => (await Promise.all(values.map(openValue))).filter((l): l is ListReader => l !== null);
+    postingLists.set(d, open);
+    // One value: the root of its own list in this order (which a walk of it reads), or of the country
+    // order's main list whose range it is (a country in a name order).
+    const one = values.length === 1 && hasPostingList(d, values[0]!) ? at?.kind : undefined;
+    if (cube !== null) postingTotals.set(d, cubeTotal(cube, { [d]: values }));
+    else if (one === 'posting' || !(MAIN_FACET_FIELDS as readonly string[]).includes(d)) postingTotals.set(d, (await open()).reduce((n, l) => n + l.root.count, 0));
+    else postingTotals.set(d, sumCounts((await mainOf(one === 'range' ? at!.sort : undefined)).root.counts?.[d], values));
+  }
+  // A name search that would walk: the grams index says whether its text is a frequent gram (counted
+  // per cell) or which gram's list holds every match (src/api/participants/grams.ts). A snapshot
+  // without the index (written before it) walks the search uncounted, as it did then. The text's cell
+  // shard first: a frequent gram's cells are there (its count, and the cells its matches are in), and
+  // then the dictionary is not read.
   let gram: GramLookup | null = null;
   let gramCells: GramCells | undefined;
-  if (search !== null && search.kind === 'name' && (rarest === null || rarest.count > SMALL_SET_MAX)) {
-    if (p.cursor === undefined) {
-      const path = gramCellsPath(gramCellShard(search.text));
-      const bytes = await src.read(path);
-      const cells = bytes === null ? undefined : gramCellsOf(bytes, search.text);
-      if (cells === null) throw new SnapshotFormatError(`malformed ${path}`);
-      if (cells !== undefined) {
-        gram = { kind: 'frequent' };
-        gramCells = cells;
-      }
+  // Only a search that would walk: a small set (the rarest trigram's, a filter value's) counts its matches itself.
+  const gramIndexed = search !== null && search.kind === 'name' && planList(p, search, rarest, postingTotals).kind === 'walk';
+  let gramBytes: Uint8Array | null = null;
+  if (gramIndexed) {
+    const path = gramCellsPath(gramCellShard(search.text));
+    gramBytes = await src.read(path);
+    const cells = gramBytes === null ? undefined : gramCellsOf(gramBytes, search.text);
+    if (cells === null) throw new SnapshotFormatError(`malformed ${path}`);
+    if (cells !== undefined) {
+      gram = { kind: 'frequent' };
+      gramCells = cells;
+      memo.gramCells = new Set(cells.cells);
     }
-    if (gram === null) {
-      const dict = await src.json<unknown>(gramDictPath(gramDictShard(search.text)));
-      if (dict !== null) {
-        if (!isGramDict(dict)) throw new SnapshotFormatError(`malformed ${gramDictPath(gramDictShard(search.text))}`);
-        gram = lookupGram(dict, search.text);
-      }
+  }
+  // Otherwise the dictionary.
+  if (gramIndexed && gram === null && gramBytes !== null) {
+    const dict = await src.json<unknown>(gramDictPath(gramDictShard(search.text)));
+    if (dict !== null) {
+      if (!isGramDict(dict)) throw new SnapshotFormatError(`malformed ${gramDictPath(gramDictShard(search.text))}`);
+      gram = lookupGram(dict, search.text);
     }
   }
   let plan = planList(p, search, rarest, postingTotals, gram);
@@ -539,7 +535,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   const filterCounter = wantCounter ? await cubeCounter(p, src, memo) : null;
   // A frequent gram's matches under the filters, on a first page: its meta, and the walk stops once it
   // holds them all (and passes over the index entries without their facet values).
-  const gramCounter = first && mode === 'gram' ? await gramCounts(p, (search as Search & { kind: 'name' }).text, src, memo, gramCells) : null;
+  const gramCounter = first && gramCells !== undefined ? gramCubeCounts(await readCube(src, memo), facetAccepts(p), gramCells) : null;
 
   let items: ParticipantListItem[];
   let nextKey: SortKey | null;
@@ -548,11 +544,14 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // snapshot without the cell list is walked. A name search's walk of its trigram list is weighed too
   // where that list's root counts the filters' facets: at most that many of its candidates pass them.
   const passing = plan.kind === 'walk' && plan.source === 'trigram' && rarestList !== null && rarestSort === trigramSource(p.sort)?.sort ? passingAtMost(p, rarestList.root.entries) : null;
+  // A frequent gram's matches under the filters, exactly (its cells of the cube): the walk weighed by them.
+  const gramMatches = gramCells !== undefined && activeDimensions(p).length > 0 ? (gramCounter ?? gramCubeCounts(await readCube(src, memo), facetAccepts(p), gramCells)).total : null;
+  const trigramWalk = plan.kind === 'walk' && plan.source === 'trigram' && rarestList !== null && rarestSort === trigramSource(p.sort)?.sort;
   const runs =
     walked !== null && filterCounter !== null
-      ? await cellRunsToRead(p, src, memo, walked, filterCounter.total)
-      : passing !== null
-        ? await cellRunsToRead(p, src, memo, rarestList!.root.count, passing)
+      ? await cellRunsToRead(p, src, memo, walked, gramMatches ?? filterCounter.total)
+      : trigramWalk && (gramMatches ?? passing) !== null
+        ? await cellRunsToRead(p, src, memo, rarestList!.root.count, gramMatches ?? passing!)
         : null;
   const cells = runs === null ? null : await src.list(LIST_ROUTE, CELLS_PARTITION);
   if (plan.kind === 'set') {
