@@ -107,8 +107,8 @@ class Candidates {
     return this.keyA[i] === -1 ? -1 : this.slot[i]!;
   }
 
-  /** Counts name `k` for the candidate of `parent` and `cp` (made when new). */
-  enter(parent: number, cp: number, k: number): void {
+  /** Counts name `k` for the candidate of `parent` and `cp` (made when new); returns the candidate. */
+  enter(parent: number, cp: number, k: number): number {
     let i = this.index(parent + 1, cp);
     let c: number;
     if (this.keyA[i] === -1) {
@@ -130,6 +130,7 @@ class Candidates {
       this.seen.set(c, k);
       this.count.set(c, this.count.get(c) + 1);
     }
+    return c;
   }
 
   private grow(): void {
@@ -282,16 +283,20 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
     collectLists();
   }
 
+  // The extensions met, by (frequent gram, code point), with the length of the gram they name.
+  const exts = new Candidates();
+  const extLen = new Ints();
   for (let len = 1; active.length > 0; len++) {
-    // Count the candidates of len + 1 code points.
+    // Count the candidates of len + 1 code points. A position whose gram and the next position's are
+    // frequent holds its candidate afterwards, as -2 - candidate (the assign pass needs no lookup);
+    // one whose gram is frequent but cannot be extended keeps its gram; the others hold -1.
     cand.clear();
     for (const k of active) {
       const end = starts[k + 1]!;
       for (let i = starts[k]!; i + len < end; i++) {
         const a = cur[i]!;
         if (a < 0 || cur[i + 1]! < 0) continue;
-        const cp = cps[i + len]!;
-        cand.enter(a, cp, k);
+        cur[i] = -2 - cand.enter(a, cps[i + len]!, k);
       }
     }
     levelFrom = gramText.length;
@@ -306,16 +311,17 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
       const cell = cellOf[k]!;
       let any = false;
       for (let i = starts[k]!; i < end; i++) {
-        const a = cur[i]!;
+        const v = cur[i]!;
+        if (v === -1) continue;
         if (i + len >= end) {
           cur[i] = -1;
           continue;
         }
         const cp = cps[i + len]!;
-        if (a < 0) continue;
+        let a: number;
         let mlen: number;
-        if (cur[i + 1]! >= 0) {
-          const c = cand.find(a, cp);
+        if (v <= -2) {
+          const c = -2 - v;
           const g = freqOf[c]!;
           if (g >= 0) {
             cur[i] = g;
@@ -324,18 +330,21 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
             any = true;
             continue;
           }
+          a = cand.parent.get(c);
           mlen = len + 1;
           if (listed && candPosted.get(c) !== k) {
             candPosted.set(c, k);
             posts.cand.push(c);
             posts.name.push(k);
           }
-        } else mlen = lam[i + len + 1]! + 1;
+        } else {
+          a = v;
+          mlen = lam[i + len + 1]! + 1;
+        }
         cur[i] = -1;
         if (len >= 3) {
-          let m = ext.get(a);
-          if (m === undefined) ext.set(a, (m = new Map()));
-          m.set(cp, mlen);
+          const e = exts.enter(a, cp, k);
+          if (e === extLen.n) extLen.push(mlen);
         } else if (len === 1) {
           const two = String.fromCodePoint(cps[i]!, cp);
           shortInfrequent.set(two, mlen === 1 ? String.fromCodePoint(cp) : two);
@@ -348,6 +357,12 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
     flushRuns(levelFrom, gramText.length);
     if (listed) collectLists();
     else posts.cand.n = posts.name.n = 0;
+  }
+  for (let e = 0; e < exts.size; e++) {
+    const a = exts.parent.get(e);
+    let m = ext.get(a);
+    if (m === undefined) ext.set(a, (m = new Map()));
+    m.set(exts.cp.get(e), extLen.get(e));
   }
 
   // The cells per gram: the runs grouped by gram (each gram's in ascending cell order already).
