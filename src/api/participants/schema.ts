@@ -119,7 +119,7 @@ export const ListMeta = z
     facets_without_q: z
       .boolean()
       .optional()
-      .describe('true when the search was not counted (filter_count null): the facets then count the participants matching the filters without the search'),
+      .describe('true when the search was not counted (filter_count null): the facets then count the participants matching the filters without the search. Only from a snapshot built before every search was counted'),
   })
   .refine((m) => m.filter_count_capped !== true || m.filter_count === FILTER_COUNT_CAP, 'filter_count_capped is true only when filter_count equals the cap');
 

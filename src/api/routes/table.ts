@@ -286,7 +286,7 @@ export const ROUTES = {
     path: '/v1/participants',
     tag: 'participants',
     summary: 'Participants',
-    description: 'Keyset-paginated participant list with filters and search; `meta` (counts and facets) on the first page only. A page holds `limit` items whenever that many further matches exist, for any filters, search and order; `next_cursor` is null on the last page. A list filter of more than 8 values is matched item by item, and a name search looks up at most 8 of its trigrams. `meta.filter_count` and `meta.facets` count the matches exactly (every facet value, by count) for any filter combination; a search is counted when its candidates are read whole (an identifier, or a name whose rarest trigram holds at most 1,024 participants), else `filter_count` is null and the facets count the filter matches (`facets_without_q`).',
+    description: 'Keyset-paginated participant list with filters and search; `meta` (counts and facets) on the first page only. A page holds `limit` items whenever that many further matches exist, for any filters, search and order; `next_cursor` is null on the last page. A list filter of more than 8 values is matched item by item, and a name search looks up at most 8 of its trigrams. `meta.filter_count` (capped at 50,000) and `meta.facets` count the matches exactly (every facet value, by count) for any filter combination and any search.',
     params: {
       sort: queryDefault(enumType(PARTICIPANT_SORTS), 'first_seen.desc', 'Order: first_seen.desc (default), first_seen.asc, name.asc, name.desc, country.asc, country.desc.'),
       country: query(listType('countries', countryItem, false), 'Comma-separated ISO country codes (current card country).'),
