@@ -190,13 +190,14 @@ afterAll(async () => {
 });
 
 describe('the Worker bundle', () => {
-  it('is a module Worker under 117,000 bytes minified, with no zod and no Node import in it', () => {
+  it('is a module Worker under 121,000 bytes minified, with no zod and no Node import in it', () => {
     const src = fs.readFileSync(BUNDLE, 'utf8');
     // The budget (docs/edge.md "Worker"): 100,000 until the participant list's full pages (cell runs, the walk's fallback) took it to 101,330;
     // 110,000 until the derived keys of list@3 and the trigram table took it to 110,220; 112,000 until the walks of the
     // counted posting lists in other orders took it to 112,076; 113,000 until the trigram lists in other orders and the merged
-    // walk took it to 113,638; 115,000 until the binary facet cube and the weighing of a search's walk with filters took it to 115,938.
-    expect(Buffer.byteLength(src)).toBeLessThan(117_000);
+    // walk took it to 113,638; 115,000 until the binary facet cube and the weighing of a search's walk with filters took it to 115,938;
+    // 117,000 until the grams index's reader (every name search counted) took it to 119,848.
+    expect(Buffer.byteLength(src)).toBeLessThan(121_000);
     expect(src).toMatch(/export\s*\{[^}]*as default/);
     expect(src).not.toMatch(/from\s*["']node:|require\(["']node:|import\(["']node:/);
     // esbuild's metafile of the same build lists every input that went into the bundle

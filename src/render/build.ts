@@ -21,7 +21,7 @@ import { runDerive, type DeriveSummary } from '../derive/index.js';
 import { deriveApart, fullDeriveDue } from '../derive/apart.js';
 import { SNAPSHOT_INFO_PATH } from '../edge/resolve.js';
 import { RECORD_PACKS } from '../api/participants/record.js';
-import { recordPackUnit, RenderContext, renderTempStore, type EventsReport, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
+import { GRAMS_UNIT, recordPackUnit, RenderContext, renderTempStore, type EventsReport, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
 import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
@@ -88,6 +88,8 @@ export interface BuildSummary {
     records: RecordsReport;
     /** The event feed's lists: which partitions were written (src/render/routes/events.ts). */
     events: EventsReport | null;
+    /** The grams index of the name searches: written, or kept as the previous build wrote it (src/render/grams.ts). */
+    grams: 'written' | 'kept' | null;
     /** 2 when a worker thread shared the render (src/render/offload.ts), else 1. */
     threads: 1 | 2;
     /**
@@ -265,6 +267,8 @@ function renderWith(
   /** An incremental build's changed participants and their record packs (ascending). */
   let changedUnits: number[] = [];
   let changedPacks: number[] = [];
+  /** Whether the grams index is written again (RenderContext.gramsDue): always in a full build. */
+  let gramsDue = true;
   let lists: ListsReport | null = null;
   let uptime: UptimeReport | null = null;
   const records: RecordsReport = { packs: 0, rendered: 0, kept: 0 };
@@ -274,6 +278,7 @@ function renderWith(
     records.kept += r.kept;
   };
   let events: EventsReport | null = null;
+  let grams: BuildSummary['render']['grams'] = null;
   let bulk: BulkStep;
   const routes: BuildSummary['routes'] = {};
   const missing: string[] = [];
@@ -290,7 +295,9 @@ function renderWith(
       if (!onWorker.includes('events.list')) collectEventChanges(db, plan.since, upto);
       changedUnits = db.prepare('SELECT participant_id FROM temp.render_participants').pluck().all() as number[];
       changedPacks = collectChangedPacks(db);
-      state.retireUnits([BUILD_UNIT, ...changedUnits, ...changedPacks.map(recordPackUnit)]);
+      // The grams index is made of the list items: kept when none may differ (RenderContext.gramsDue).
+      gramsDue = db.prepare('SELECT EXISTS (SELECT 1 FROM temp.render_list_participants)').pluck().get() === 1;
+      state.retireUnits([BUILD_UNIT, ...changedUnits, ...changedPacks.map(recordPackUnit), ...(gramsDue ? [GRAMS_UNIT] : [])]);
     } else {
       state.forgetAll();
     }
@@ -301,7 +308,7 @@ function renderWith(
     const renderOpts = { chunkMaxItems: opts.config.render.chunk_max_items, chunkMaxBytes: opts.config.render.chunk_max_bytes };
     // A killed build may have rewritten list roots on disk: write the lists in full then.
     const store = state.listStore(plan.mode === 'incremental' && !plan.recovering, opts.listPatchLimit);
-    const offload = recordsPath === null ? null : startOffload(opts, plan, { recordsPath, renderOpts, emptyAtStart, db, state, upto, recorded, changedUnits, changedPacks });
+    const offload = recordsPath === null ? null : startOffload(opts, plan, { recordsPath, renderOpts, emptyAtStart, db, state, upto, recorded, changedUnits, changedPacks, gramsDue });
     const ctx = new RenderContext(db, opts.nowMs, sink, renderOpts, jsonBody,
       progress,
       plan.mode === 'incremental' ? 'changed' : 'all',
@@ -309,6 +316,7 @@ function renderWith(
       offload?.batches,
     );
     if (offload !== null) ctx.elsewhere = new Set(offload.routes);
+    ctx.gramsDue = gramsDue;
     // The discovery documents depend on the configuration, not on the database. openapi.json is complete
     // for the snapshot's policy and base URL; the edge serves it regenerated from its components.schemas
     // for the policy in force and the origin serving it (src/edge/openapi.ts).
@@ -346,6 +354,7 @@ function renderWith(
     lists = ctx.listsReport;
     uptime = ctx.uptimeReport;
     events = ctx.eventsReport;
+    grams = ctx.gramsReport;
     addRecords(ctx.recordsReport);
     if (offload !== null) {
       const report = offload.join(progress);
@@ -355,6 +364,7 @@ function renderWith(
       lists = lists !== null && report.lists !== null ? { ...lists, lists: lists.lists + report.lists.lists } : (lists ?? report.lists);
       uptime ??= report.uptime;
       events ??= report.events;
+      grams ??= report.grams;
       addRecords(report.records);
       sink.absorb(report.stats);
       mergeRecords(state.db, plan.mode === 'incremental' ? (root) => store.unit(root) : null);
@@ -391,7 +401,7 @@ function renderWith(
     generated_at: generatedAt,
     derive: a.derive,
     pruned_probe_rows: a.pruned,
-    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, records, events, threads: recordsPath === null ? 1 : 2, compare },
+    render: { mode: plan.mode, reason: plan.reason, participants, lists, uptime, records, events, grams, threads: recordsPath === null ? 1 : 2, compare },
     manifest: { mode: patched ? 'patched' : 'written', shards: manifest.shards.length, shards_cut: patched?.shardsCut ?? manifest.shards.length, shards_read: patched?.shardsRead ?? 0 },
     bulk: bulk.report,
     routes,
@@ -422,6 +432,7 @@ function startOffload(
     recorded: RecordedState | null;
     changedUnits: number[];
     changedPacks: number[];
+    gramsDue: boolean;
   },
 ): Offload {
   const job = { dbPath: opts.dbPath, outDir: opts.outDir, recordsPath: a.recordsPath, nowMs: opts.nowMs, opts: a.renderOpts, fresh: a.emptyAtStart };
@@ -434,7 +445,7 @@ function startOffload(
     routes: INCREMENTAL_OFFLOADED_ROUTES,
     stateFile: a.state.file,
     packs: { min: 0, max: a.changedPacks.length - 1 },
-    incremental: { since: plan.since, upto: a.upto, participants: a.changedUnits },
+    incremental: { since: plan.since, upto: a.upto, participants: a.changedUnits, gramsDue: a.gramsDue },
   });
 }
 

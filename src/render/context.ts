@@ -48,6 +48,8 @@ export const PACK_BATCH = 64;
 /** The render unit of a record pack's file: above every participant's (a participant's unit is its id). */
 export const RECORD_PACK_UNIT_BASE = 1_000_000_000_000;
 export const recordPackUnit = (pack: number): number => RECORD_PACK_UNIT_BASE + pack;
+/** The render unit of the grams index's files (src/render/grams.ts): above every record pack's. */
+export const GRAMS_UNIT = 2 * RECORD_PACK_UNIT_BASE;
 
 /** A record pack a build writes (RenderContext.forEachRecordPack). */
 export interface RecordPackUnits {
@@ -249,6 +251,8 @@ export class RenderContext {
 
   /** Set by the event lists' renderer. */
   eventsReport: EventsReport | null = null;
+  /** Set by the grams index's renderer: whether it wrote the index or kept the previous build's (gramsDue). */
+  gramsReport: 'written' | 'kept' | null = null;
   /** Counted by the record packs' renderer (this thread's share). */
   readonly recordsReport: RecordsReport = { packs: 0, rendered: 0, kept: 0 };
   /** Set by the participant lists' renderer. */
@@ -258,6 +262,12 @@ export class RenderContext {
    * worker), which the route's renderer here leaves out.
    */
   elsewhere: ReadonlySet<string> = new Set();
+  /**
+   * Whether the grams index is written (src/render/grams.ts): in a full build, and in an incremental
+   * one whose change set names a participant whose list item may differ. Otherwise its files (unit
+   * GRAMS_UNIT) are kept as the previous build wrote them: the index is made of the list items only.
+   */
+  gramsDue = true;
   /** Set by the uptime lists' renderer. */
   uptimeReport: UptimeReport | null = null;
 

@@ -15,7 +15,7 @@ import { DEFAULT_SORT, expandParticipant, foldName, listKey, listOrder, storePar
 import { orderDirs } from '../api/routes/request.js';
 import { curatedSeatNames, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../api/participants/query.js';
 import { compareCodePoints, compareKeys, type SortKey } from '../api/sort-keys.js';
-import type { RenderContext } from './context.js';
+import { GRAMS_UNIT, type RenderContext } from './context.js';
 
 /** Not a route: the part of participants.list that writes the grams index (a worker's, where there is one). */
 export const GRAMS_PART = 'participants.list:grams';
@@ -460,6 +460,16 @@ export function gramFiles(mined: MinedGrams, items: readonly string[] | ItemAren
  * unnamed ones' too), mines and writes.
  */
 export function renderGrams(ctx: RenderContext, threshold = GRAM_THRESHOLD): void {
+  // No list item may differ since the previous build: its files (their unit not retired) are the index.
+  if (!ctx.gramsDue) {
+    ctx.gramsReport = 'kept';
+    return;
+  }
+  ctx.inUnit(GRAMS_UNIT, () => writeGrams(ctx, threshold));
+  ctx.gramsReport = 'written';
+}
+
+function writeGrams(ctx: RenderContext, threshold: number): void {
   const { db } = ctx;
   const seatNames = curatedSeatNames(db);
   // Each name's stored list item, as UTF-8 JSON in one growing buffer (not a string each: 2.3 million

@@ -93,6 +93,8 @@ export interface IncrementalJob {
   upto: number;
   /** The participants whose own files are rendered again (the main thread's `temp.render_participants`). */
   participants: number[];
+  /** Whether the grams index is written again (RenderContext.gramsDue). */
+  gramsDue: boolean;
 }
 
 /** What the worker is given (workerData). */
@@ -129,6 +131,7 @@ export interface OffloadReport {
   uptime: UptimeReport | null;
   records: RecordsReport;
   events: EventsReport | null;
+  grams: 'written' | 'kept' | null;
 }
 
 /** Runs one route's renderer and records its seconds in `routes` (both threads' route loops). */

@@ -50,6 +50,7 @@ function run(): OffloadReport {
     }
     const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh, previousSha: recorded?.sha });
     const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, inc === null ? 'all' : 'changed', lists, new SharedBatches(job.shared, job.packs));
+    ctx.gramsDue = inc === null || inc.gramsDue;
     const routes: OffloadReport['routes'] = {};
     for (const id of job.routes) {
       const render = RENDERERS[id];
@@ -60,7 +61,7 @@ function run(): OffloadReport {
     if (inc !== null) records.exec('INSERT INTO main.touched_paths (path) SELECT path FROM temp.touched');
     records.exec('COMMIT');
     db.exec('COMMIT');
-    return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport, events: ctx.eventsReport, records: ctx.recordsReport };
+    return { routes, stats: sink.stats, lists: ctx.listsReport, uptime: ctx.uptimeReport, events: ctx.eventsReport, grams: ctx.gramsReport, records: ctx.recordsReport };
   } finally {
     recorded?.close();
     records.close();
