@@ -1336,6 +1336,11 @@ describe('participants.list: name searches counted by the grams index', () => {
     expect(frequent.body.meta?.filter_count).toBeGreaterThan(300);
     expect(frequent.paths.some((p) => p.startsWith(`${GRAMS_PREFIX}cells/`))).toBe(true);
     expect(frequent.paths.some((p) => p.startsWith(`${GRAMS_PREFIX}dict/`))).toBe(false);
+    // A later page counts nothing: the dictionary (a few KB) tells it the text is frequent.
+    expect(frequent.body.next_cursor).not.toBeNull();
+    const second = await page({ q: 'alpha gamma', country: 'NO', cursor: frequent.body.next_cursor! });
+    expect(second.paths.some((p) => p.startsWith(`${GRAMS_PREFIX}dict/`))).toBe(true);
+    expect(second.paths.some((p) => p.startsWith(`${GRAMS_PREFIX}cells/`))).toBe(false);
     // Every trigram of "delta gamma" is frequent, the text held by no name: no chunk is read.
     const none = await page({ q: 'delta gamma', sort: 'name.desc' });
     expect(none.body.meta?.filter_count).toBe(0);

@@ -444,15 +444,16 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   }
   // A name search that would walk: the grams index says whether its text is a frequent gram (counted
   // per cell) or which gram's list holds every match (src/api/participants/grams.ts). A snapshot
-  // without the index (written before it) walks the search uncounted, as it did then. The text's cell
-  // shard first: a frequent gram's cells are there (its count, and the cells its matches are in), and
-  // then the dictionary is not read.
+  // without the index (written before it) walks the search uncounted, as it did then. A first page
+  // reads the text's cell shard first: a frequent gram's cells are there (its count, and the cells its
+  // matches are in), and then the dictionary is not read. A page after the first needs no count: it
+  // reads the dictionary only (a few KB, where a cell shard is tens).
   let gram: GramLookup | null = null;
   let gramCells: GramCells | undefined;
   // Only a search that would walk: a small set (the rarest trigram's, a filter value's) counts its matches itself.
   const gramIndexed = search !== null && search.kind === 'name' && planList(p, search, rarest, postingTotals).kind === 'walk';
   let gramBytes: Uint8Array | null = null;
-  if (gramIndexed) {
+  if (gramIndexed && p.cursor === undefined) {
     const path = gramCellsPath(gramCellShard(search.text));
     gramBytes = await src.read(path);
     const cells = gramBytes === null ? undefined : gramCellsOf(gramBytes, search.text);
@@ -463,12 +464,14 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       memo.gramCells = new Set(cells.cells);
     }
   }
-  // Otherwise the dictionary.
-  if (gramIndexed && gram === null && gramBytes !== null) {
+  // Otherwise the dictionary (a first page: when the cell shard is there, so the index is).
+  if (gramIndexed && gram === null && (p.cursor !== undefined || gramBytes !== null)) {
     const dict = await src.json<unknown>(gramDictPath(gramDictShard(search.text)));
     if (dict !== null) {
       if (!isGramDict(dict)) throw new SnapshotFormatError(`malformed ${gramDictPath(gramDictShard(search.text))}`);
       gram = lookupGram(dict, search.text);
+      // A first page found the text in no cell shard: the dictionary may not call it frequent.
+      if (gram.kind === 'frequent' && p.cursor === undefined) throw new SnapshotFormatError(`${gramCellsPath(gramCellShard(search.text))} does not count the frequent gram ${JSON.stringify(search.text)}`);
     }
   }
   let plan = planList(p, search, rarest, postingTotals, gram);
