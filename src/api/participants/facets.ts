@@ -318,6 +318,12 @@ export function cubeCounts(cube: FacetCube, accepts: Partial<Record<FacetDimensi
       if (code >= 0) sums[d]![code] = sums[d]![code]! + n;
     }
   }
+  addCodeSums(counter, cube, total, sums);
+  return counter;
+}
+
+/** Adds `total` participants and their counts per dictionary code of each dimension (`sums`), named by the cube's dictionaries. */
+export function addCodeSums(counter: FacetCounter, cube: FacetCube, total: number, sums: readonly Float64Array[]): void {
   counter.addSums(total, (d) => {
     const values = cube.values[FACET_DIMENSIONS[d]!];
     const out = new Map<string, number>();
@@ -326,7 +332,6 @@ export function cubeCounts(cube: FacetCube, accepts: Partial<Record<FacetDimensi
     });
     return out;
   });
-  return counter;
 }
 
 /** The number of participants whose facet values pass `accepts` (cubeCounts' total, without its facets). */

@@ -16,9 +16,9 @@
 //   a code point shorter are frequent) of one, two, four or more code points; those of three are the
 //   trigram lists.
 import { encodeSegment } from '../paths.js';
-import { fnv1a } from '../fnv1a.js';
+import { fnv1aMixed } from '../fnv1a.js';
 import { compareCodePoints } from '../sort-keys.js';
-import { CUBE_STRIDE, FACET_DIMENSIONS, FacetCounter, type FacetCube, type FacetDimension } from './facets.js';
+import { addCodeSums, CUBE_STRIDE, FACET_DIMENSIONS, FacetCounter, type FacetCube, type FacetDimension } from './facets.js';
 import type { StoredParticipant } from './plan.js';
 
 /**
@@ -52,15 +52,9 @@ export function gramKey(gram: string): string {
   return cps.length <= 3 ? gram : cps.slice(0, 3).join('');
 }
 
-/** A hash of a string into `n` (a power of two) shards: FNV-1a finished with murmur3's mixer, its top bits. */
+/** A hash of a string into `n` shards: FNV-1a finished with murmur3's mixer. */
 function shardOf(s: string, n: number): number {
-  let h = fnv1a(s);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return (h >>> 0) % n;
+  return fnv1aMixed(s) % n;
 }
 
 const hex3 = (n: number): string => n.toString(16).padStart(3, '0');
@@ -315,13 +309,6 @@ export function gramCubeCounts(cube: FacetCube, accepts: Partial<Record<FacetDim
   }
   const counter = new FacetCounter();
   counter.label(cube.labels);
-  counter.addSums(total, (d) => {
-    const values = cube.values[FACET_DIMENSIONS[d]!];
-    const out = new Map<string, number>();
-    sums[d]!.forEach((n, code) => {
-      if (n > 0) out.set(values[code]!, n);
-    });
-    return out;
-  });
+  addCodeSums(counter, cube, total, sums);
   return counter;
 }

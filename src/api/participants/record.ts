@@ -5,7 +5,7 @@
 // docs/snapshot-format.md, "Participants".
 import { EVENTS_ROUTE, HISTORY_ROUTE } from './plan.js';
 import { exactFilePath } from '../paths.js';
-import { fnv1a } from '../fnv1a.js';
+import { fnv1aMixed } from '../fnv1a.js';
 import type { ParticipantView } from '../schemas/index.js';
 
 /** A first page of a participant's events or history (ParticipantEventPage, ParticipantHistoryPage). */
@@ -46,13 +46,7 @@ export const RECORD_PACK_FORMAT = 'peppol-snapshot/participant-records@1';
  * UTF-16 code units, finished with murmur3's mixer (FNV-1a's low bits are poorly mixed).
  */
 export function recordPackOf(id: string): number {
-  let h = fnv1a(id);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> (32 - RECORD_PACK_BITS);
+  return fnv1aMixed(id) >>> (32 - RECORD_PACK_BITS);
 }
 
 /** Where a record pack lives: `f/participants/records/<pack, 5 hex digits>.json`. */
