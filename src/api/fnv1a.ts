@@ -2,15 +2,20 @@
 // boundaries (src/render/lists.ts), the record packs' hash (src/api/participants/record.ts) and the
 // demo's random stream names (src/demo/prng.ts) use it.
 
-/** FNV-1a of `s` finished with murmur3's 32-bit mixer (its bits spread evenly: take the top ones), unsigned. */
-export function fnv1aMixed(s: string): number {
-  let h = fnv1a(s);
+/** murmur3 finaliser: a good 32-bit avalanche (unsigned). */
+export function mix32(x: number): number {
+  let h = x >>> 0;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h >>> 0;
+}
+
+/** FNV-1a of `s` finished with murmur3's 32-bit mixer (its bits spread evenly: take the top ones), unsigned. */
+export function fnv1aMixed(s: string): number {
+  return mix32(fnv1a(s));
 }
 
 /** FNV-1a of `s`, as an unsigned 32-bit integer. */

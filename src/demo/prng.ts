@@ -1,18 +1,9 @@
 // Deterministic pseudo-random numbers for the demo scenario. Nothing in src/demo uses Math.random or the
 // clock: every value is a pure function of (seed, stream, index...), so any participant, probe or window
 // can be recomputed on its own (random access) and the same seed always gives the same bytes.
-import { fnv1a } from '../api/fnv1a.js';
+import { fnv1a, mix32 } from '../api/fnv1a.js';
 
-/** murmur3 finaliser: a good 32-bit avalanche. */
-export function mix32(x: number): number {
-  let h = x >>> 0;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+export { mix32 };
 
 /** Hash of up to five 32-bit integers. */
 export function hash32(a: number, b = 0, c = 0, d = 0, e = 0): number {
