@@ -546,10 +546,11 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // A sparse filter combination reads its runs of the cell list rather than walk (cellRunsToRead); a
   // snapshot without the cell list is walked. A name search's walk of its trigram list is weighed too
   // where that list's root counts the filters' facets: at most that many of its candidates pass them.
-  const passing = plan.kind === 'walk' && plan.source === 'trigram' && rarestList !== null && rarestSort === trigramSource(p.sort)?.sort ? passingAtMost(p, rarestList.root.entries) : null;
-  // A frequent gram's matches under the filters, exactly (its cells of the cube): the walk weighed by them.
-  const gramMatches = gramCells !== undefined && activeDimensions(p).length > 0 ? (gramCounter ?? gramCubeCounts(await readCube(src, memo), facetAccepts(p), gramCells)).total : null;
   const trigramWalk = plan.kind === 'walk' && plan.source === 'trigram' && rarestList !== null && rarestSort === trigramSource(p.sort)?.sort;
+  const passing = trigramWalk ? passingAtMost(p, rarestList!.root.entries) : null;
+  // A frequent gram's matches under the filters, exactly (its cells of the cube): the walk weighed by them.
+  // (Only a first page has the cells, and it has counted them.)
+  const gramMatches = gramCounter !== null && activeDimensions(p).length > 0 ? gramCounter.total : null;
   const runs =
     walked !== null && filterCounter !== null
       ? await cellRunsToRead(p, src, memo, walked, gramMatches ?? filterCounter.total)
