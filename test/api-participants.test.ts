@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { acceptedValues, classifySearch, MAIN_LIST_SORTS, mainPartition, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, ORDERED_POSTINGS_COUNTED, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_ORDERS, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, trigramCount, trigramPartition, trigramSource, type ListParams, type TrigramCounts } from '../src/api/participants/plan.js';
+import { acceptedValues, classifySearch, MAIN_LIST_SORTS, mainPartition, mainSource, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, ORDERED_POSTINGS_COUNTED, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_ORDERS, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, trigramCount, trigramPartition, trigramSource, DEFAULT_SORT, unregisteredGramPartition, unregisteredSearchGrams, UNREGISTERED_GRAMS_PATH, type GramCountTable, type ListParams, type TrigramCounts } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
 import { curatedSeatNames, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
@@ -1238,7 +1238,9 @@ describe('participants.list: name searches counted by the grams index', () => {
   // A copy of the demo with names whose grams of four code points and more are frequent (over
   // GRAM_THRESHOLD participants hold them), as the demo's are at `peppol`: "alpha gamma" and "delta
   // beta" 1,500 times each, "alpha beta" 60 times. Every trigram of "alpha beta" is then frequent
-  // though the text is not: its matches are those of its gram "ha b", listed.
+  // though the text is not: its matches are those of its gram "ha b", listed. And 1,200 unregistered
+  // "omega kappa", whose grams are frequent among the unregistered participants too (as `vil` is at
+  // `peppol`): a search of them with registered=false walks an unregistered name list.
   let big: Db;
   let dir: string;
   beforeAll(() => {
@@ -1254,15 +1256,16 @@ describe('participants.list: name searches counted by the grams index', () => {
     const countries = ['NO', 'BE', 'DK', 'SE'];
     big.transaction(() => {
       let n = 0;
-      const add = (name: string, i: number): void => {
+      const add = (name: string, i: number, registered = i % 9 === 0 ? 0 : 1): void => {
         n++;
         const value = `97${String(n).padStart(7, '0')}`;
-        ins.run(maxId + n, `0192::${value}`, value, name, countries[i % 4], i % 9 === 0 ? 0 : 1, smps[i % 3], t0 + n * 7919, t0 + n * 7919);
+        ins.run(maxId + n, `0192::${value}`, value, name, countries[i % 4], registered, smps[i % 3], t0 + n * 7919, t0 + n * 7919);
       };
       for (let i = 1; i <= 1500; i++) {
         add(`Alpha Gamma ${i}`, i);
         add(`Delta Beta ${i}`, i);
         if (i <= 60) add(`Alpha Beta ${i}`, i);
+        if (i <= 1200) add(`Omega Kappa ${i}`, i, 0);
       }
     })();
     dir = tempDir('participants-grams-');
@@ -1298,13 +1301,13 @@ describe('participants.list: name searches counted by the grams index', () => {
   }
 
   it('every search text counted, under any filters and in any order: a frequent one from its cells, an infrequent one from its gram\'s list, one no name holds as none', async () => {
-    const texts = fc.constantFrom('alpha beta', 'alpha gamma', 'pha gam', 'delta beta 1', 'alpha gammaz', 'delta gamma', 'ha b', 'a beta', 'beta 15', 'gamma 1500', 'lta');
+    const texts = fc.constantFrom('alpha beta', 'alpha gamma', 'pha gam', 'delta beta 1', 'alpha gammaz', 'delta gamma', 'ha b', 'a beta', 'beta 15', 'gamma 1500', 'lta', 'omega kappa', 'ga ka', 'kappa 11', 'o');
     await fc.assert(
       fc.asyncProperty(
         texts,
         fc.constantFrom(...PARTICIPANT_SORTS),
         fc.option(fc.constantFrom('NO', 'BE', 'NO,DK', 'FI'), { nil: undefined }),
-        fc.option(fc.constantFrom('true', 'false'), { nil: undefined }),
+        fc.option(fc.constantFrom('true', 'false', 'false'), { nil: undefined }),
         fc.constantFrom('1', '7', '50', '200'),
         async (q, sort, country, registered, limit) => {
           const query = { q, sort, country, registered, limit };
@@ -1346,5 +1349,63 @@ describe('participants.list: name searches counted by the grams index', () => {
     expect(none.body.meta?.filter_count).toBe(0);
     expect(none.paths.some((p) => p.startsWith(`${GRAMS_PREFIX}dict/`))).toBe(true);
     expect(none.paths.filter((p) => p.startsWith('c/'))).toEqual([]);
+  });
+
+  it('a search with registered=false reads the unregistered name lists\' table and walks its rarest gram\'s list there, in the requested order: full pages as the oracle, the matches most of what it reads', async () => {
+    const table = readStoredJson(path.join(dir, UNREGISTERED_GRAMS_PATH)) as GramCountTable<string>;
+    expect(trigramCount(table, 'kap')).toBe(everyMatchIn(big, { q: 'kap', registered: 'false' }).length);
+    expect(trigramCount(table, 'kap')).toBeGreaterThan(SMALL_SET_MAX);
+    for (const sort of PARTICIPANT_SORTS) {
+      for (const q of ['omega kappa', 'ka']) {
+        // Its rarest gram among the unregistered (the text itself when it is a gram).
+        const gram = unregisteredSearchGrams(q).reduce((a, b) => (trigramCount(table, b) < trigramCount(table, a) ? b : a));
+        expect(trigramCount(table, gram), q).toBeGreaterThan(SMALL_SET_MAX);
+        const query = { q, registered: 'false', sort, limit: '50' };
+        const expected = everyMatchIn(big, { q, registered: 'false', sort });
+        const at = trigramSource(sort)!;
+        const list = listRootPath('participants.list', unregisteredGramPartition(gram, at.sort));
+        let cursor: string | null | undefined;
+        const seen: string[] = [];
+        do {
+          const r = await page({ ...query, cursor: cursor ?? undefined });
+          expect(r.paths, `${q} ${sort}`).toContain(UNREGISTERED_GRAMS_PATH);
+          expect(r.paths, `${q} ${sort}`).toContain(list);
+          // Its chunks only: not those of the registered=false posting list, nor of a trigram list of
+          // everyone (a first page reads the main root besides, for total_count).
+          const main = listRootPath('participants.list', mainPartition(mainSource(sort).sort));
+          expect(r.paths.filter((p) => p.startsWith("i/") && p !== list && p !== main), `${q} ${sort}: ${r.paths.join(" ")}`).toEqual([]);
+          expect(r.paths.filter((p) => p.startsWith('c/')).length, `${q} ${sort}`).toBeLessThanOrEqual(3);
+          if (r.body.next_cursor !== null) expect(r.body.items).toHaveLength(50);
+          seen.push(...r.body.items.map((i) => i.id));
+          cursor = r.body.next_cursor;
+        } while (cursor !== null);
+        expect(seen, `${q} ${sort}`).toEqual(expected);
+      }
+    }
+    // A snapshot without the unregistered name lists (written before them) answers the same from the
+    // registered=false posting list and the trigram lists.
+    const before = tempDir('participants-grams-before-');
+    try {
+      fs.cpSync(dir, before, { recursive: true });
+      fs.rmSync(path.join(before, UNREGISTERED_GRAMS_PATH));
+      for (const sort of [DEFAULT_SORT, ...TRIGRAM_ORDERS]) {
+        const names = path.dirname(path.join(before, listRootPath('participants.list', trigramPartition('kap', sort))));
+        for (const seg of fs.readdirSync(names, { withFileTypes: true })) if (seg.isDirectory()) fs.rmSync(path.join(names, seg.name, 'registered'), { recursive: true, force: true });
+      }
+      const was = dir;
+      dir = before;
+      try {
+        for (const sort of PARTICIPANT_SORTS) {
+          // page() compares each answer with the oracle's.
+          const r = await page({ q: 'omega kappa', registered: 'false', sort, limit: '7' });
+          expect(r.body.items).toHaveLength(7);
+          expect(r.paths).toContain(UNREGISTERED_GRAMS_PATH);
+        }
+      } finally {
+        dir = was;
+      }
+    } finally {
+      fs.rmSync(before, { recursive: true, force: true });
+    }
   });
 });

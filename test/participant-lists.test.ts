@@ -6,13 +6,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody } from '../src/api/json.js';
-import { foldName, isTrigramCounts, LIST_ROUTE, trigramCountsOf, TRIGRAMS_PATH, type TrigramCounts } from '../src/api/participants/plan.js';
+import { foldName, gramCountTableOf, isGramCountTable, LIST_ROUTE, shortGramsOf, trigramsOf, TRIGRAMS_FORMAT, TRIGRAMS_PATH, UNREGISTERED_GRAMS_FORMAT, UNREGISTERED_GRAMS_PATH, type GramCountTable } from '../src/api/participants/plan.js';
 import { encodeSegment } from '../src/api/paths.js';
 import { readStoredJson } from '../src/render/stored.js';
 import type { Db } from '../src/db/index.js';
 import { runDerive } from '../src/derive/index.js';
 import { RenderContext } from '../src/render/context.js';
-import { trigramCountsFromNames } from '../src/render/routes/participant-lists.js';
+import { trigramCountsFromNames, unregisteredGramCountsFromNames } from '../src/render/routes/participant-lists.js';
 import { participantRenderers } from '../src/render/routes/participants.js';
 import { DirectorySink } from '../src/render/sink.js';
 import { copyOfSmallDemoDb, smallDemo } from './helpers/demo-fixture.js';
@@ -65,34 +65,55 @@ describe('participant lists written in full', () => {
     expect(differ).toEqual([]);
   });
 
-  it('the trigram table names every trigram list with its size, sorted by trigram; counted from the names it is the same', () => {
+  it('the trigram table names every trigram list with its size, and the unregistered name lists\' table every one of theirs, sorted by gram; counted from the names they are the same', () => {
     const { dir } = render(1_000_000);
-    const table = readStoredJson(path.join(dir, TRIGRAMS_PATH));
-    expect(isTrigramCounts(table)).toBe(true);
     const rootsDir = path.join(dir, 'i', 'participants.list', '_5fnames');
-    const sizes = new Map<string, number>();
-    for (const f of fs.readdirSync(rootsDir)) {
-      const root = readStoredJson(path.join(rootsDir, f)) as { count: number };
-      // The root's file name is the trigram's path segment (encodeSegment).
-      sizes.set(f.slice(0, -'.json'.length), root.count);
-    }
-    const pairs = (table as TrigramCounts).counts;
-    expect(pairs.length).toBe(sizes.size);
-    for (const [t, n] of pairs) {
-      expect(n, t).toBeGreaterThan(0);
-      expect(sizes.get(encodeSegment(t)), t).toBe(n);
-    }
-    // Each trigram with the number of named participants whose folded name holds it.
-    const some = pairs.filter((_, i) => i % 97 === 0);
-    for (const [t, n] of some) {
-      const holders = (db.prepare('SELECT name FROM participant_list WHERE name IS NOT NULL').pluck().all() as string[]).filter((name) => foldName(name).includes(t)).length;
-      expect(holders, t).toBe(n);
-    }
+    const names = db.prepare('SELECT name, registered FROM participant_list WHERE name IS NOT NULL').all() as Array<{ name: string; registered: number }>;
+    const kinds = [
+      {
+        path: TRIGRAMS_PATH,
+        format: TRIGRAMS_FORMAT,
+        // The root's file name is the trigram's path segment (encodeSegment).
+        root: (t: string) => path.join(rootsDir, `${encodeSegment(t)}.json`),
+        roots: fs.readdirSync(rootsDir).filter((f) => f.endsWith('.json')).length,
+        holders: (t: string) => names.filter((r) => foldName(r.name).includes(t)).length,
+        fromNames: trigramCountsFromNames,
+        grams: (folded: string) => trigramsOf(folded),
+      },
+      {
+        path: UNREGISTERED_GRAMS_PATH,
+        format: UNREGISTERED_GRAMS_FORMAT,
+        root: (g: string) => path.join(rootsDir, encodeSegment(g), 'registered', 'false.json'),
+        roots: fs.readdirSync(rootsDir).filter((f) => fs.existsSync(path.join(rootsDir, f, 'registered', 'false.json'))).length,
+        holders: (g: string) => names.filter((r) => r.registered === 0 && foldName(r.name).includes(g)).length,
+        fromNames: unregisteredGramCountsFromNames,
+        grams: (folded: string) => shortGramsOf(folded),
+      },
+    ];
     const scratch = tempDir('participant-lists-');
     dirs.push(scratch);
     const sink = new DirectorySink(scratch);
     const ctx = new RenderContext(db, nowMs, sink, { chunkMaxItems: 40, chunkMaxBytes: 16_384 }, jsonBody);
-    expect(trigramCountsOf(trigramCountsFromNames(ctx))).toEqual(table);
+    for (const kind of kinds) {
+      const table = readStoredJson(path.join(dir, kind.path));
+      expect(isGramCountTable(table, kind.format)).toBe(true);
+      const pairs = (table as GramCountTable<string>).counts;
+      expect(pairs.length, kind.path).toBe(kind.roots);
+      expect(pairs.map(([g]) => g)).toEqual(pairs.map(([g]) => g).sort((a, b) => (a < b ? -1 : 1)));
+      for (const [g, n] of pairs) {
+        expect(n, g).toBeGreaterThan(0);
+        expect((readStoredJson(kind.root(g)) as { count: number }).count, g).toBe(n);
+      }
+      // Each gram with the number of named (unregistered) participants whose folded name holds it.
+      for (const [g, n] of pairs.filter((_, i) => i % 97 === 0)) expect(kind.holders(g), g).toBe(n);
+      // And every gram some name holds has a list.
+      const held = new Set(names.filter((r) => kind.path === TRIGRAMS_PATH || r.registered === 0).flatMap((r) => kind.grams(foldName(r.name))));
+      expect(held.size, kind.path).toBe(pairs.length);
+      expect(gramCountTableOf(kind.format, kind.fromNames(ctx))).toEqual(table);
+    }
+    // The unregistered lists hold grams of one to three code points, and there are some of each.
+    const lengths = new Set((readStoredJson(path.join(dir, UNREGISTERED_GRAMS_PATH)) as GramCountTable<string>).counts.map(([g]) => Array.from(g).length));
+    expect([...lengths].sort()).toEqual([1, 2, 3]);
     sink.close();
   });
 });

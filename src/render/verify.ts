@@ -20,7 +20,7 @@ import { RESOURCE_SCHEMAS } from '../api/schemas/index.js';
 import { encodeSegment, storedEncoding } from '../api/paths.js';
 import type { StoredAnomaly, StoredEvent } from '../api/events/feed.js';
 import { verifyGramFiles } from './grams.js';
-import { expandParticipant, isTrigramCounts, LIST_ROUTE, trigramCountsOf, trigramOf, TRIGRAMS_FORMAT, TRIGRAMS_PATH, type StoredParticipant } from '../api/participants/plan.js';
+import { expandParticipant, gramCountTableOf, isGramCountTable, LIST_ROUTE, trigramOf, TRIGRAMS_FORMAT, TRIGRAMS_PATH, unregisteredGramOf, UNREGISTERED_GRAMS_FORMAT, UNREGISTERED_GRAMS_PATH, type StoredParticipant } from '../api/participants/plan.js';
 import type { ChurnParticipantRow } from '../api/providers/views.js';
 import { expandUptime, type UptimeTuple } from '../api/hosts/views.js';
 import type { SortKey } from '../api/sort-keys.js';
@@ -266,6 +266,7 @@ export function verifySnapshot(outDir: string): VerifySummary {
 
   /** The size of each trigram list, by trigram (their table is checked against them below). */
   const trigramRoots = new Map<string, number>();
+  const unregisteredRoots = new Map<string, number>();
   for (const rootPath of roots) {
     sum.lists++;
     const segs = rootPath.slice(0, -'.json'.length).split('/');
@@ -290,6 +291,8 @@ export function verifySnapshot(outDir: string): VerifySummary {
     const root = json(rootPath) as ListRoot;
     const trigram = routeId === LIST_ROUTE ? trigramOf(partition) : null;
     if (trigram !== null) trigramRoots.set(trigram, root.count);
+    const unregistered = routeId === LIST_ROUTE ? unregisteredGramOf(partition) : null;
+    if (unregistered !== null) unregisteredRoots.set(unregistered, root.count);
     let keyOf: KeyOf | null = null;
     try {
       keyOf = keyOfRoot(root);
@@ -367,13 +370,19 @@ export function verifySnapshot(outDir: string): VerifySummary {
     }
   }
 
-  // The trigram table names every trigram list with its size, and nothing else.
-  if (listed.has(TRIGRAMS_PATH)) {
-    sum.references++;
-    const table = json(TRIGRAMS_PATH);
-    if (!isTrigramCounts(table)) fail(TRIGRAMS_PATH, `is not a ${TRIGRAMS_FORMAT}`);
-    else if (JSON.stringify(table) !== JSON.stringify(trigramCountsOf(trigramRoots))) fail(TRIGRAMS_PATH, `differs from the ${trigramRoots.size} trigram lists' sizes`);
-  } else if (listed.has('v1/participants.json')) fail(TRIGRAMS_PATH, 'missing from the manifest (the participant list has no trigram table)');
+  // The trigram table names every trigram list with its size, and nothing else; the unregistered
+  // name lists' table likewise.
+  for (const [path, format, roots] of [
+    [TRIGRAMS_PATH, TRIGRAMS_FORMAT, trigramRoots],
+    [UNREGISTERED_GRAMS_PATH, UNREGISTERED_GRAMS_FORMAT, unregisteredRoots],
+  ] as const) {
+    if (listed.has(path)) {
+      sum.references++;
+      const table = json(path);
+      if (!isGramCountTable(table, format)) fail(path, `is not a ${format}`);
+      else if (JSON.stringify(table) !== JSON.stringify(gramCountTableOf(format, roots))) fail(path, `differs from the ${roots.size} lists' sizes`);
+    } else if (listed.has('v1/participants.json')) fail(path, `missing from the manifest (the participant list has no ${format})`);
+  }
 
   // The grams index of the name searches (src/render/grams.ts verifyGramFiles).
   if (listed.has('v1/participants.json') && listed.has(CUBE_PATH)) {

@@ -125,13 +125,13 @@ export const ORDERED_POSTINGS: Readonly<Record<PostingDimension, readonly Partic
  */
 export const ORDERED_POSTINGS_COUNTED: readonly string[] = MAIN_FACET_FIELDS;
 /**
- * Whether a posting or trigram list stored in `sort` counts ORDERED_POSTINGS_COUNTED per index entry:
- * in the orders besides the default, and every trigram list. A default-order trigram list counted
+ * Whether a posting or name list stored in `sort` counts ORDERED_POSTINGS_COUNTED per index entry:
+ * in the orders besides the default, and every trigram list and unregistered name list. A default-order trigram list counted
  * nothing until a name search with a filter walked one whole to find few matches or none (`q=gem`
  * with `provenance=discovered` read 300 files at `peppol`): with the counts, the walk passes over the
  * entries without the filter's values.
  */
-export const countsFacets = (partition: readonly string[], sort: ParticipantSort): boolean => sort !== DEFAULT_SORT || trigramOf(partition) !== null;
+export const countsFacets = (partition: readonly string[], sort: ParticipantSort): boolean => sort !== DEFAULT_SORT || trigramOf(partition) !== null || unregisteredGramOf(partition) !== null;
 /**
  * The orders read from the lists of their opposite order, reversed (src/edge/list-reader.ts
  * scanReverse): every key field runs the other way and nulls stay last, which is the stored list
@@ -222,6 +222,49 @@ export const trigramPartition = (trigram: string, sort: ParticipantSort = DEFAUL
  * other list (the lists in TRIGRAM_ORDERS hold the same participants: the trigram table counts these).
  */
 export const trigramOf = (partition: readonly string[]): string | null => (partition.length === 2 && partition[0] === TRIGRAMS_PARTITION ? partition[1]! : null);
+
+/**
+ * The unregistered participants' name lists: per gram of one to UNREGISTERED_GRAM_MAX code points of a
+ * folded name (shortGramsOf), the unregistered participants whose name holds it, stored where the
+ * trigram lists are (the default order and TRIGRAM_ORDERS), counting ORDERED_POSTINGS_COUNTED per index
+ * entry. They are about 1% of the participants (26,365 at `peppol`), so a common text's unregistered
+ * matches are a few among its trigram's many candidates and among their own posting list's names
+ * (`q=vil&registered=false`: 143 of `vil`'s 13,839 candidates) and a walk of either read a chunk or more per
+ * match; in the list of their rarest gram they are most of the items (docs/snapshot-format.md
+ * "Participants"). A text of at most three code points is a gram: its list holds its matches exactly.
+ */
+export const UNREGISTERED_GRAM_MAX = 3;
+const UNREGISTERED_SUFFIX = ['registered', 'false'] as const;
+export const unregisteredGramPartition = (gram: string, sort: ParticipantSort = DEFAULT_SORT): string[] => [...trigramPartition(gram, sort), ...UNREGISTERED_SUFFIX];
+/** The gram of a default-order unregistered name list's partition (the inverse of unregisteredGramPartition); null for any other list. */
+export const unregisteredGramOf = (partition: readonly string[]): string | null =>
+  partition.length === 4 && partition[0] === TRIGRAMS_PARTITION && partition[2] === UNREGISTERED_SUFFIX[0] && partition[3] === UNREGISTERED_SUFFIX[1] ? partition[1]! : null;
+/** Distinct grams of one to UNREGISTERED_GRAM_MAX code points of a folded text, sorted by code point. */
+export function shortGramsOf(folded: string): string[] {
+  const cps = Array.from(folded);
+  const out = new Set<string>();
+  for (let i = 0; i < cps.length; i++) {
+    let g = '';
+    for (let n = 0; n < UNREGISTERED_GRAM_MAX && i + n < cps.length; n++) out.add((g += cps[i + n]!));
+  }
+  return [...out].sort(compareCodePointStrings);
+}
+/**
+ * The grams of a name search whose unregistered lists hold every unregistered match: the text itself
+ * when it is a gram (at most UNREGISTERED_GRAM_MAX code points), otherwise each of its trigrams; none
+ * for the empty text (every name holds it).
+ */
+export function unregisteredSearchGrams(folded: string): string[] {
+  const n = Array.from(folded).length;
+  return n === 0 ? [] : n <= UNREGISTERED_GRAM_MAX ? [folded] : trigramsOf(folded);
+}
+/**
+ * The sizes of every unregistered name list, in one file (format as the trigram table's): a name
+ * search with `registered=false` reads it, then its rarest gram's list. Its presence says the lists
+ * are there (a snapshot written before them has neither).
+ */
+export const UNREGISTERED_GRAMS_PATH = 'f/participants/unregistered-grams.json';
+export const UNREGISTERED_GRAMS_FORMAT = 'peppol-snapshot/participant-unregistered-grams@1';
 /**
  * The orders besides the first-seen ones in which the trigram lists are also stored, counting
  * ORDERED_POSTINGS_COUNTED per index entry as the posting lists in those orders do (name.desc and
@@ -245,23 +288,30 @@ export function trigramSource(sort: ParticipantSort): { sort: ParticipantSort; b
  */
 export const TRIGRAMS_PATH = 'f/participants/trigrams.json';
 export const TRIGRAMS_FORMAT = 'peppol-snapshot/participant-trigrams@1';
-export interface TrigramCounts {
-  format: typeof TRIGRAMS_FORMAT;
-  counts: Array<[trigram: string, count: number]>;
+/** A table of list sizes by gram: the trigram table, the unregistered name lists' table. */
+export interface GramCountTable<F extends string> {
+  format: F;
+  counts: Array<[gram: string, count: number]>;
 }
-/** The trigram table of these counts (trigram → its list's size; lists of no item left out). */
-export function trigramCountsOf(counts: ReadonlyMap<string, number>): TrigramCounts {
+export type TrigramCounts = GramCountTable<typeof TRIGRAMS_FORMAT>;
+export type UnregisteredGramCounts = GramCountTable<typeof UNREGISTERED_GRAMS_FORMAT>;
+/** The table of these counts (gram → its list's size; lists of no item left out). */
+export function gramCountTableOf<F extends string>(format: F, counts: ReadonlyMap<string, number>): GramCountTable<F> {
   const pairs = [...counts].filter(([, n]) => n > 0).sort((a, b) => compareCodePointStrings(a[0], b[0]));
-  return { format: TRIGRAMS_FORMAT, counts: pairs };
+  return { format, counts: pairs };
 }
-/** Whether a parsed file is a trigram table (by its format: the renderer writes its pairs; verify checks them). */
-export function isTrigramCounts(v: unknown): v is TrigramCounts {
-  return typeof v === 'object' && v !== null && (v as { format?: unknown }).format === TRIGRAMS_FORMAT; // the one field read to tell
+/** The trigram table of these counts. */
+export const trigramCountsOf = (counts: ReadonlyMap<string, number>): TrigramCounts => gramCountTableOf(TRIGRAMS_FORMAT, counts);
+/** Whether a parsed file is a table of this format (the renderer writes its pairs; verify checks them). */
+export function isGramCountTable<F extends string>(v: unknown, format: F): v is GramCountTable<F> {
+  return typeof v === 'object' && v !== null && (v as { format?: unknown }).format === format; // the one field read to tell
 }
+/** Whether a parsed file is a trigram table. */
+export const isTrigramCounts = (v: unknown): v is TrigramCounts => isGramCountTable(v, TRIGRAMS_FORMAT);
 /** The smallest number of trigrams for which a name search reads the trigram table rather than each trigram's root. */
 export const TRIGRAM_TABLE_MIN = 3;
-/** A trigram's list size in the table (binary search: the pairs are sorted by code point); 0 when it has no list. */
-export function trigramCount(table: TrigramCounts, trigram: string): number {
+/** A gram's list size in a table (binary search: the pairs are sorted by code point); 0 when it has no list. */
+export function trigramCount(table: GramCountTable<string>, trigram: string): number {
   let lo = 0;
   let hi = table.counts.length;
   while (lo < hi) {

@@ -2,7 +2,7 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramCount, trigramPartition, trigramSource, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isTrigramCounts, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramCount, trigramPartition, trigramSource, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isGramCountTable, isTrigramCounts, unregisteredGramPartition, unregisteredSearchGrams, UNREGISTERED_GRAMS_FORMAT, UNREGISTERED_GRAMS_PATH, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
@@ -398,7 +398,25 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // default order's (a snapshot written before the lists in TRIGRAM_ORDERS): the same participants.
   let rarestList: ListReader | null = null;
   let rarestSort: ParticipantSort = DEFAULT_SORT;
-  if (search !== null && search.kind === 'name') {
+  // With `registered=false`, the unregistered participants' name lists (where their table says the
+  // snapshot has them): the rarest of the search's grams there, and its list in the walk's order.
+  const unregisteredGrams = search !== null && search.kind === 'name' && p.registered === false ? unregisteredSearchGrams(search.text) : [];
+  const unregisteredTable = unregisteredGrams.length > 0 ? await src.json<unknown>(UNREGISTERED_GRAMS_PATH) : null;
+  const unregisteredLists = isGramCountTable(unregisteredTable, UNREGISTERED_GRAMS_FORMAT);
+  if (unregisteredLists) {
+    let least = { trigram: unregisteredGrams[0]!, count: Infinity };
+    for (const g of unregisteredGrams) {
+      const n = trigramCount(unregisteredTable, g);
+      if (n < least.count) least = { trigram: g, count: n };
+    }
+    rarest = least;
+    rarestSort = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
+    if (least.count > 0) {
+      const partition = unregisteredGramPartition(least.trigram, rarestSort);
+      rarestList = await src.list(LIST_ROUTE, partition);
+      if (rarestList === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${partition.join('/')} that ${UNREGISTERED_GRAMS_PATH} counts`);
+    }
+  } else if (search !== null && search.kind === 'name') {
     const tris = searchTrigrams(search.text);
     const inOrder = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
     const openTrigram = async (t: string): Promise<{ list: ListReader | null; sort: ParticipantSort }> => {
@@ -424,7 +442,9 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // A combination of filters reads the facet cube anyway (its count, the walk weighed against the cell
   // list): the totals of its values come from the cube, not from the main root and the smp and ap
   // values' posting roots.
-  const planned = plannedPostingDimensions(p);
+  // An unregistered name list holds a subset of the registered=false posting list: that list is no
+  // source then, and its size is not read.
+  const planned = plannedPostingDimensions(p).filter((d) => !(unregisteredLists && d === 'registered'));
   const cube = activeDimensions(p).length >= 2 && (search === null || search.kind === 'name') ? await cubeIfAny(src, memo) : null;
   for (const d of planned) {
     const values = acceptedValues(p, d);

@@ -30,13 +30,20 @@ import {
   POSTING_DIMENSIONS,
   postingPartition,
   storeParticipant,
-  trigramCountsOf,
+  gramCountTableOf,
+  isGramCountTable,
+  shortGramsOf,
   trigramOf,
   trigramPartition,
   trigramsOf,
   TRIGRAM_ORDERS,
-  isTrigramCounts,
+  TRIGRAMS_FORMAT,
   TRIGRAMS_PATH,
+  unregisteredGramOf,
+  unregisteredGramPartition,
+  UNREGISTERED_GRAMS_FORMAT,
+  UNREGISTERED_GRAMS_PATH,
+  type GramCountTable,
   type ParticipantSort,
   type PostingDimension,
   type StoredParticipant,
@@ -138,11 +145,50 @@ class PostingWriters {
 }
 
 /**
- * The trigram lists one pass writes side by side (the default order's, or those of one of
- * TRIGRAM_ORDERS, which count ORDERED_POSTINGS_COUNTED per index entry), at most `max` open at once:
- * the trigrams first met after that are left in `overflow`, for writeOverflowTrigrams.
+ * The name lists of one kind: the trigram lists (every named participant, by trigram) or the
+ * unregistered participants' name lists (plan.ts unregisteredGramPartition: by gram of one to three
+ * code points).
  */
-class TrigramWriters {
+interface NameLists {
+  partition: (gram: string, sort: ParticipantSort) => string[];
+  /** The grams of an item whose lists it is in (none without a name, or not of this kind). */
+  gramsOf: (item: ParticipantListItem) => string[];
+  /** The SQL condition on participant_list of the participants these lists may hold. */
+  where: string;
+  /** The grams of a folded name, for the rows `where` selects. */
+  gramsOfName: (folded: string) => string[];
+  /** The gram of a default-order list's partition of this kind; null for any other list. */
+  gramOf: (partition: readonly string[]) => string | null;
+  /** The table of the lists' sizes (plan.ts GramCountTable). */
+  table: { path: string; format: string };
+}
+const TRIGRAM_LISTS: NameLists = {
+  partition: trigramPartition,
+  gramsOf: (item) => (item.name === null ? [] : trigramsOf(foldName(item.name))),
+  where: 'name IS NOT NULL',
+  gramsOfName: trigramsOf,
+  gramOf: trigramOf,
+  table: { path: TRIGRAMS_PATH, format: TRIGRAMS_FORMAT },
+};
+const UNREGISTERED_LISTS: NameLists = {
+  partition: unregisteredGramPartition,
+  gramsOf: (item) => (item.name === null || item.registered ? [] : shortGramsOf(foldName(item.name))),
+  where: 'name IS NOT NULL AND registered = 0',
+  gramsOfName: shortGramsOf,
+  gramOf: unregisteredGramOf,
+  table: { path: UNREGISTERED_GRAMS_PATH, format: UNREGISTERED_GRAMS_FORMAT },
+};
+const NAME_LISTS: readonly NameLists[] = [TRIGRAM_LISTS, UNREGISTERED_LISTS];
+/** Each kind's list sizes by gram (NAME_LISTS order). */
+type NameCounts = Map<NameLists, Map<string, number>>;
+const nameCounts = (): NameCounts => new Map(NAME_LISTS.map((k) => [k, new Map<string, number>()]));
+
+/**
+ * The name lists of one kind one pass writes side by side (the default order's, or those of one of
+ * TRIGRAM_ORDERS, which count ORDERED_POSTINGS_COUNTED per index entry), at most `max` open at once:
+ * the grams first met after that are left in `overflow`, for writeOverflowNameLists.
+ */
+class NameListWriters {
   private readonly open = new Map<string, ReturnType<RenderContext['list']>>();
   readonly overflow = new Set<string>();
 
@@ -150,6 +196,7 @@ class TrigramWriters {
     private readonly ctx: RenderContext,
     private readonly sort: ParticipantSort,
     private readonly max: number,
+    readonly kind: NameLists,
   ) {}
 
   add(trigram: string, p: Pending): void {
@@ -160,7 +207,7 @@ class TrigramWriters {
         this.overflow.add(trigram);
         return;
       }
-      this.open.set(trigram, (w = listIn(this.ctx, trigramPartition(trigram, this.sort), this.sort)));
+      this.open.set(trigram, (w = listIn(this.ctx, this.kind.partition(trigram, this.sort), this.sort)));
     }
     w.addPending(p);
   }
@@ -183,7 +230,6 @@ function orderedPostingsOf(item: ParticipantListItem): Array<{ partition: string
 }
 
 /** The name trigram lists an item is in, by trigram (none without a name). */
-const nameTrigramsOf = (item: ParticipantListItem): string[] => (item.name === null ? [] : trigramsOf(foldName(item.name)));
 
 /**
  * The facet values an item is counted under, one shared object per combination: an item waiting in
@@ -228,33 +274,37 @@ export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = T
   // A full write. In an incremental build the lists kept so far go first (their files are retired;
   // those written again stay).
   for (const root of ctx.lists?.roots(LISTS_PREFIX) ?? []) ctx.lists!.drop(root);
-  const trigramCounts = new Map<string, number>();
-  ctx.listsReport = { mode: 'written', lists: writeLists(ctx, seatNames, trigramWritersMax, trigramCounts), chunks_read: 0 };
-  putTrigramCounts(ctx, trigramCounts);
+  const counts = nameCounts();
+  ctx.listsReport = { mode: 'written', lists: writeLists(ctx, seatNames, trigramWritersMax, counts), chunks_read: 0 };
+  putNameCounts(ctx, counts);
 }
 
-/** Writes the trigram table (plan.ts TRIGRAMS_PATH): the size of every trigram list. */
-function putTrigramCounts(ctx: RenderContext, counts: ReadonlyMap<string, number>): void {
-  ctx.sink.put(TRIGRAMS_PATH, ctx.serialise(trigramCountsOf(counts)), 'application/json', 'mutable');
+/** Writes the name lists' tables (plan.ts TRIGRAMS_PATH, UNREGISTERED_GRAMS_PATH): the size of every list. */
+function putNameCounts(ctx: RenderContext, counts: NameCounts): void {
+  for (const [kind, c] of counts) ctx.sink.put(kind.table.path, ctx.serialise(gramCountTableOf(kind.table.format, c)), 'application/json', 'mutable');
 }
 
 /**
- * The size of every trigram list, counted from the names (the lists hold the named participants whose
- * folded name contains the trigram): the table of an incremental build after one that wrote none.
+ * The size of every name list of a kind, counted from the names (the lists hold the participants
+ * whose folded name holds the gram): the table of an incremental build after one that wrote none.
  */
-export function trigramCountsFromNames(ctx: RenderContext): Map<string, number> {
+function gramCountsFromNames(ctx: RenderContext, kind: NameLists): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const rows of namedParticipants(ctx)) for (const r of rows) for (const t of trigramsOf(foldName(r.name))) counts.set(t, (counts.get(t) ?? 0) + 1);
+  for (const rows of namedParticipants(ctx, kind.where)) for (const r of rows) for (const t of kind.gramsOfName(foldName(r.name))) counts.set(t, (counts.get(t) ?? 0) + 1);
   return counts;
 }
+/** The size of every trigram list, counted from the names. */
+export const trigramCountsFromNames = (ctx: RenderContext): Map<string, number> => gramCountsFromNames(ctx, TRIGRAM_LISTS);
+/** The size of every unregistered name list, counted from the names. */
+export const unregisteredGramCountsFromNames = (ctx: RenderContext): Map<string, number> => gramCountsFromNames(ctx, UNREGISTERED_LISTS);
 
 // ---------------------------------------------------------------------------------------------
 // Full write
 
 /** Participants with a name in participant_id order, in batches (no statement stays open while the caller works). */
 type NameRow = { participant_id: number; pid: string; name: string; first_seen_at: number };
-function* namedParticipants(ctx: RenderContext): Generator<NameRow[]> {
-  const q = ctx.db.prepare(`SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? AND name IS NOT NULL ORDER BY participant_id LIMIT ${BATCH}`);
+function* namedParticipants(ctx: RenderContext, where: string = TRIGRAM_LISTS.where): Generator<NameRow[]> {
+  const q = ctx.db.prepare(`SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? AND ${where} ORDER BY participant_id LIMIT ${BATCH}`);
   let last = -Infinity;
   for (;;) {
     const rows = q.all(last) as NameRow[];
@@ -265,12 +315,13 @@ function* namedParticipants(ctx: RenderContext): Generator<NameRow[]> {
 }
 
 /**
- * Writes the trigram lists of `sort` a pass left over (TrigramWriters.overflow), one after the other:
- * their (trigram, participant) pairs go into a plain temporary table (appends), and one sorted query
- * (SQLite's external sort) gives them by trigram, then in list order; nothing participant-sized is held
+ * Writes the name lists of `sort` a pass left over (NameListWriters.overflow), one after the other:
+ * their (gram, participant) pairs go into a plain temporary table (appends), and one sorted query
+ * (SQLite's external sort) gives them by gram, then in list order; nothing participant-sized is held
  * in memory (the temporary database is on disk while rendering). Returns how many lists.
  */
-function writeOverflowTrigrams(ctx: RenderContext, overflow: ReadonlySet<string>, sort: ParticipantSort, seatNames: ReadonlyMap<string, string>): number {
+function writeOverflowNameLists(ctx: RenderContext, writers: NameListWriters, sort: ParticipantSort, seatNames: ReadonlyMap<string, string>): number {
+  const { overflow, kind } = writers;
   if (overflow.size === 0) return 0;
   const { db } = ctx;
   const order = listOrder(sort);
@@ -278,9 +329,9 @@ function writeOverflowTrigrams(ctx: RenderContext, overflow: ReadonlySet<string>
   try {
     const ins = db.prepare('INSERT INTO temp.participant_trigrams (t, participant_id) VALUES (?, ?)');
     const insertBatch = db.transaction((rows: NameRow[]) => {
-      for (const r of rows) for (const t of trigramsOf(foldName(r.name))) if (overflow.has(t)) ins.run(t, r.participant_id);
+      for (const r of rows) for (const t of kind.gramsOfName(foldName(r.name))) if (overflow.has(t)) ins.run(t, r.participant_id);
     });
-    for (const rows of namedParticipants(ctx)) insertBatch(rows);
+    for (const rows of namedParticipants(ctx, kind.where)) insertBatch(rows);
     // The order's columns are participant_list's (the temporary table has none of their names).
     const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
     const sql = `SELECT g.t AS "group", ${cols} FROM temp.participant_trigrams g JOIN participant_list l ON l.participant_id = g.participant_id ORDER BY g.t, ${orderSql(order)}`;
@@ -292,10 +343,10 @@ function writeOverflowTrigrams(ctx: RenderContext, overflow: ReadonlySet<string>
         w?.finish();
         n++;
         current = r.group;
-        w = listIn(ctx, trigramPartition(current, sort), sort);
+        w = listIn(ctx, kind.partition(current, sort), sort);
       }
       const item = listItemOf(r, seatNames);
-      // Every trigram list counts the main lists' facets per entry (countsFacets).
+      // Every name list counts the main lists' facets per entry (countsFacets).
       w!.addPending(pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item)));
     }
     w?.finish();
@@ -327,7 +378,7 @@ export function renderParticipantIndexLists(ctx: RenderContext): void {
 }
 
 /** Writes every list (but the index lists where another thread writes them); returns how many. */
-function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, trigramWritersMax: number, trigramCounts: Map<string, number>): number {
+function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, trigramWritersMax: number, counts: NameCounts): number {
   const { db } = ctx;
   let lists = MAIN_LIST_SORTS.length;
   const dflt = listOrder(DEFAULT_SORT);
@@ -345,18 +396,18 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     // named participants before the discovered ones in name or country order.
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, sort), true);
     const postings = new PostingWriters(ctx, sort);
-    const trigrams = TRIGRAM_ORDERS.includes(sort) ? new TrigramWriters(ctx, sort, trigramWritersMax) : null;
+    const names = TRIGRAM_ORDERS.includes(sort) ? NAME_LISTS.map((kind) => new NameListWriters(ctx, sort, trigramWritersMax, kind)) : [];
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`))) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
       w.addPending(withFacets);
-      // These posting and trigram lists count the main list's facets per entry (ORDERED_POSTINGS_COUNTED): the same item.
+      // These posting and name lists count the main list's facets per entry (ORDERED_POSTINGS_COUNTED): the same item.
       for (const partition of postingPartitionsOf(item, sort)) postings.add(partition, withFacets);
-      if (trigrams !== null) for (const t of nameTrigramsOf(item)) trigrams.add(t, withFacets);
+      for (const n of names) for (const g of n.kind.gramsOf(item)) n.add(g, withFacets);
     }
     w.finish();
     lists += postings.finish();
-    if (trigrams !== null) lists += trigrams.finish() + writeOverflowTrigrams(ctx, trigrams.overflow, sort, seatNames);
+    for (const n of names) lists += n.finish() + writeOverflowNameLists(ctx, n, sort, seatNames);
   }
 
   // One pass in the default order writes the main list of that order, the posting list of each facet
@@ -367,25 +418,29 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   {
     const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, DEFAULT_SORT), true);
     const postings = new PostingWriters(ctx, DEFAULT_SORT);
-    const trigrams = new TrigramWriters(ctx, DEFAULT_SORT, trigramWritersMax);
+    const names = NAME_LISTS.map((kind) => new NameListWriters(ctx, DEFAULT_SORT, trigramWritersMax, kind));
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`))) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(dflt, item), facetsOf(item));
       main.addPending(withFacets);
       // The posting lists count no facets: their copy lets the facet values go with the main list's
-      // chunk (these lists hold thousands of unfinished chunks at once). The trigram lists count them
+      // chunk (these lists hold thousands of unfinished chunks at once). The name lists count them
       // (countsFacets): the same item.
       const p: Pending = { ...withFacets, facets: undefined };
       for (const partition of postingPartitionsOf(item)) postings.add(partition, p);
-      for (const t of nameTrigramsOf(item)) {
-        trigramCounts.set(t, (trigramCounts.get(t) ?? 0) + 1);
-        trigrams.add(t, withFacets);
+      for (const n of names) {
+        const c = counts.get(n.kind)!;
+        for (const g of n.kind.gramsOf(item)) {
+          c.set(g, (c.get(g) ?? 0) + 1);
+          n.add(g, withFacets);
+        }
       }
     }
     main.finish();
-    lists += postings.finish() + trigrams.finish();
+    lists += postings.finish();
+    for (const n of names) lists += n.finish();
     if (!ctx.elsewhere.has(INDEX_LISTS_PART)) lists += writeIndexLists(ctx, seatNames);
-    lists += writeOverflowTrigrams(ctx, trigrams.overflow, DEFAULT_SORT, seatNames);
+    for (const n of names) lists += writeOverflowNameLists(ctx, n, DEFAULT_SORT, seatNames);
   }
 
   return lists;
@@ -446,6 +501,19 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   const store = ctx.lists!;
   const idRoot = listRootPath(LIST_ROUTE, ID_INDEX_PARTITION);
   if (!store.has(idRoot)) return false;
+  // The tables of the previous build's name lists. A build before the unregistered name lists wrote
+  // none of them (nor their table): they are written whole, with every list.
+  const previousTables = new Map<NameLists, GramCountTable<string>>();
+  for (const kind of NAME_LISTS) {
+    let table: unknown = null;
+    try {
+      table = ctx.readPrevious(kind.table.path);
+    } catch {
+      // not written by the previous build
+    }
+    if (isGramCountTable(table, kind.table.format)) previousTables.set(kind, table);
+  }
+  if (!previousTables.has(UNREGISTERED_LISTS)) return false;
   const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
   const rows = db
     .prepare(
@@ -492,12 +560,14 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     }
     out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids', PARTICIPANT_KEYS.ids), key: [item.value, item.id] });
     out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids', PARTICIPANT_KEYS.cells), key: cellKey(item) });
-    const trigrams = nameTrigramsOf(item);
-    for (const t of trigrams) out.push({ list: changesOf(trigramPartition(t), dfltDirs, 'ordered', dfltKey), key, facets });
-    for (const sort of TRIGRAM_ORDERS) {
-      const order = listOrder(sort);
-      const k = listKey(order, item);
-      for (const t of trigrams) out.push({ list: changesOf(trigramPartition(t, sort), orderDirs(order), 'ordered', PARTICIPANT_KEYS.order(sort)), key: k, facets });
+    for (const kind of NAME_LISTS) {
+      const grams = kind.gramsOf(item);
+      for (const t of grams) out.push({ list: changesOf(kind.partition(t, DEFAULT_SORT), dfltDirs, 'ordered', dfltKey), key, facets });
+      for (const sort of TRIGRAM_ORDERS) {
+        const order = listOrder(sort);
+        const k = listKey(order, item);
+        for (const t of grams) out.push({ list: changesOf(kind.partition(t, sort), orderDirs(order), 'ordered', PARTICIPANT_KEYS.order(sort)), key: k, facets });
+      }
     }
     return out;
   };
@@ -526,24 +596,29 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     }
   }
 
-  // The trigram table of the previous build, updated with the sizes of the trigram lists patched
-  // below (counted from the names when that build wrote none).
-  let previousTable: unknown = null;
-  try {
-    previousTable = readFile(TRIGRAMS_PATH);
-  } catch {
-    // not written by the previous build
-  }
-  const trigramCounts = isTrigramCounts(previousTable) ? new Map(previousTable.counts) : trigramCountsFromNames(ctx);
+  // The tables of the previous build, updated with the sizes of the name lists patched below (the
+  // trigram table counted from the names when that build wrote none).
+  const counts: NameCounts = new Map(NAME_LISTS.map((kind) => {
+    const previous = previousTables.get(kind);
+    return [kind, previous !== undefined ? new Map(previous.counts) : gramCountsFromNames(ctx, kind)];
+  }));
+  /** The name list of a partition in the default order, with its kind's counts; null for any other list. */
+  const countedAs = (partition: readonly string[]): { gram: string; counts: Map<string, number> } | null => {
+    for (const kind of NAME_LISTS) {
+      const gram = kind.gramOf(partition);
+      if (gram !== null) return { gram, counts: counts.get(kind)! };
+    }
+    return null;
+  };
   let reads = 0;
   for (const [root, c] of lists) {
     const ops = [...c.ops.values()].sort((a, b) => compareKeys(a.key, b.key, c.dirs));
     const opts = ctx.listOptions(c.dirs, c.facetFields, c.layout);
-    const trigram = trigramOf(c.partition);
+    const named = countedAs(c.partition);
     if (!store.has(root)) {
       // A list the previous build did not have (a new country, trigram, ...).
       const puts = ops.filter((o) => o.json !== undefined);
-      if (trigram !== null) trigramCounts.set(trigram, puts.length);
+      named?.counts.set(named.gram, puts.length);
       if (puts.length === 0) continue;
       const w = ctx.list(LIST_ROUTE, c.partition, c.dirs, c.facetFields, c.layout, true);
       for (const o of puts) w.addPending(pendingOf(o.json!, o.key, o.facets));
@@ -564,7 +639,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
       holds: (p) => held.has(p),
     });
     reads += r.reads;
-    if (trigram !== null) trigramCounts.set(trigram, r.root.count);
+    named?.counts.set(named.gram, r.root.count);
     if (r.root.count === 0 && !c.always) {
       store.drop(root);
       continue;
@@ -574,7 +649,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     keep.add(root);
     store.retire(unit, [...held].filter((p) => !keep.has(p)));
   }
-  putTrigramCounts(ctx, trigramCounts);
+  putNameCounts(ctx, counts);
   ctx.listsReport = { mode: 'patched', lists: lists.size, chunks_read: reads };
   return true;
 }
