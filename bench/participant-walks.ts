@@ -9,9 +9,9 @@
 // - sparse two-filter combinations: pairs of values of two dimensions, each value held by at least
 //   1% of the participants, whose intersection is small (1–10, 11–1,000 and over 1,000 matches;
 //   found in the facet cube), two of each size where the cube has them;
-// - searches: a canonical id, a bare identifier value, a common 3-letter name fragment, a 5–8 letter
-//   name fragment, and a text no name holds;
-// - both name fragments with filters: the most common country, a middle scheme, the most common SMP,
+// - searches: a canonical id, a bare identifier value, the first two letters of a common 3-letter name
+//   fragment, that fragment, a 5–8 letter name fragment, and a text no name holds;
+// - the three name fragments with filters: the most common country, a middle scheme, the most common SMP,
 //   registered=false, provenance=discovered (no name: no match), a middle country with the most common
 //   scheme.
 // A walk follows next_cursor for at most `maxPages` pages (or `walkBudgetMs`); a walk that reaches its
@@ -130,7 +130,9 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
   if (cube === null) throw new Error(`${out}/${CUBE_PATH}: not a facet cube`);
   const counts = valueCounts(cube);
   const total = counts.registered.reduce((n, v) => n + v.count, 0);
-  const queries: Array<{ group: string; q: Record<string, string> }> = [{ group: 'no filter', q: {} }];
+  // `extra`: added to the mix after its limits were first rotated; they take their limits in a rotation
+  // of their own, so that every other query keeps the limits of the runs documented before them.
+  const queries: Array<{ group: string; q: Record<string, string>; extra?: boolean }> = [{ group: 'no filter', q: {} }];
   for (const dim of ['country', 'scheme', 'smp', 'ap'] as const) {
     const vs = counts[dim];
     for (const [which, v] of [
@@ -152,13 +154,16 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
   const bare = o.ids.find((x) => /\d{4}/.test(x.value));
   if (bare) queries.push({ group: 'search: bare value', q: { q: bare.value } });
   const short = o.names.map((n) => n.toLowerCase().slice(0, 3)).find((s) => /^\p{L}{3}$/u.test(s));
+  // Two letters: what a search box sends first (no trigram: the grams index counts it, the main list or an unregistered name list holds it).
+  const two = short?.slice(0, 2);
+  if (two) queries.push({ group: 'search: 2 letters', q: { q: two }, extra: true });
   if (short) queries.push({ group: 'search: 3 letters', q: { q: short } });
   const longer = o.names.map((n) => n.toLowerCase().split(/\s+/).find((w) => w.length >= 5 && w.length <= 8)).find((w) => w !== undefined);
   if (longer) queries.push({ group: 'search: 5–8 letters', q: { q: longer } });
   queries.push({ group: 'search: no match', q: { q: 'zzqxv' } });
   // A name search with filters: the common words' walks, through values their names hold often, seldom
   // or never (the discovered participants have no name).
-  for (const word of [short, longer]) {
+  for (const word of [two, short, longer]) {
     if (word === undefined) continue;
     const middle = (dim: FacetDimension) => counts[dim][Math.floor(counts[dim].length / 2)]?.value;
     const withFilter: Array<Record<string, string | undefined>> = [
@@ -171,7 +176,7 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
     ];
     for (const f of withFilter) {
       if (Object.values(f).some((v) => v === undefined)) continue;
-      queries.push({ group: 'search with filters', q: { q: word, ...(f as Record<string, string>) } });
+      queries.push({ group: 'search with filters', q: { q: word, ...(f as Record<string, string>) }, extra: word === two });
     }
   }
 
@@ -204,9 +209,10 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
   }
   const walks: WalkResult[] = [];
   let turn = 0;
+  let extraTurn = 0;
   for (const sort of PARTICIPANT_SORTS) {
-    for (const { group, q } of queries) {
-      const limit = LIMITS[turn++ % LIMITS.length]!;
+    for (const { group, q, extra } of queries) {
+      const limit = LIMITS[(extra === true ? extraTurn++ : turn++) % LIMITS.length]!;
       const base = { ...q, sort, limit: String(limit) };
       const url0 = `/v1/participants?${new URLSearchParams(base).toString()}`;
       const w: WalkResult = { group, url: url0, limit, pages: 0, items: 0, complete: false, filter_count: null, short: 0, pages_as_expected: null, requests: [] };

@@ -524,10 +524,15 @@ export function listMeta(p: ListParams, total: number, mode: MetaMode, counter: 
   return meta;
 }
 
-/** The rarest trigram of a name search: the trigram (first in code-point order among equals) and its list size. */
+/**
+ * The rarest trigram of a name search: the trigram (first in code-point order among equals) and its
+ * list size; `setMax`, when given, the most items of that list a page reads whole (SMALL_SET_MAX
+ * otherwise).
+ */
 export interface RarestTrigram {
   trigram: string;
   count: number;
+  setMax?: number;
 }
 
 /**
@@ -559,7 +564,7 @@ export type ListPlan =
 
 export function planList(p: ListParams, search: Search | null, rarest: RarestTrigram | null, postingTotals: ReadonlyMap<PostingDimension, number>, gram: GramLookup | null = null): ListPlan {
   if (search !== null && search.kind !== 'name') return { kind: 'set', source: 'ids' };
-  if (rarest !== null && rarest.count <= SMALL_SET_MAX) return { kind: 'set', source: 'trigram', trigram: rarest.trigram };
+  if (rarest !== null && rarest.count <= (rarest.setMax ?? SMALL_SET_MAX)) return { kind: 'set', source: 'trigram', trigram: rarest.trigram };
   // A search that is not a frequent gram: its gram's list holds every match (a trigram's is its trigram list).
   if (gram?.kind === 'none') return { kind: 'set', source: 'none' };
   if (gram?.kind === 'list') return Array.from(gram.gram).length === 3 ? { kind: 'set', source: 'trigram', trigram: gram.gram } : { kind: 'set', source: 'gram', gram: gram.gram };
