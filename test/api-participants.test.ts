@@ -114,6 +114,38 @@ function finish(r: ApiResult, instance: string): { status: number; text: string;
   return { status: f.status, text: jsonText(body), body };
 }
 
+/** A participant list page of the composer over the snapshot in `dir`, equal to the oracle's over `from`: its body and what it read. */
+type ListBody = { items: Array<{ id: string }>; next_cursor: string | null; meta?: Meta };
+async function pageOver(from: Db, dir: string, query: Record<string, string | undefined>): Promise<{ target: string; body: ListBody; paths: string[]; files: number }> {
+  const target = `/v1/participants${qs(query)}`;
+  const url = new URL(target, BASE);
+  const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
+  if (!parsed.ok) throw new Error(target);
+  const paths: string[] = [];
+  const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
+  const read = async (p: string): Promise<Uint8Array | null> => {
+    paths.push(p);
+    try {
+      return new Uint8Array(fs.readFileSync(path.join(dir, p)));
+    } catch {
+      return null;
+    }
+  };
+  const composed = finish(await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read, nowMs, stats }), url.pathname);
+  const oracle = finish(runQuery('participants.list', from, parsed.params as Record<string, unknown>, nowMs), url.pathname);
+  expect(composed.text, target).toBe(oracle.text);
+  return { target, body: composed.body as ListBody, paths, files: stats.files };
+}
+
+/** The participant lists of a database, rendered with the default chunk settings into a new directory. */
+function listsOf(from: Db, prefix: string): string {
+  const dir = tempDir(prefix);
+  const sink = new DirectorySink(dir);
+  participantRenderers()['participants.list']!(new RenderContext(from, nowMs, sink, { chunkMaxItems: 1000, chunkMaxBytes: 65_536 }, jsonBody));
+  sink.close();
+  return dir;
+}
+
 /** Answers one request target with the oracle and with the composer. */
 async function answer(target: string): Promise<{ oracle: Answer; composer: Answer }> {
   const url = new URL(target, BASE);
@@ -1006,11 +1038,7 @@ describe('participants.list: a country in a country order', () => {
         discovered.run(maxId + 30_000 + i, `${RARE_SCHEME}::${value}`, RARE_SCHEME, value, smp, t0 + i * 991, t0 + i * 991);
       }
     })();
-    dir = tempDir('participants-country-');
-    const sink = new DirectorySink(dir);
-    const ctx = new RenderContext(big, nowMs, sink, { chunkMaxItems: 1000, chunkMaxBytes: 65_536 }, jsonBody);
-    participantRenderers()['participants.list']!(ctx);
-    sink.close();
+    dir = listsOf(big, 'participants-country-');
   }, 180_000);
   afterAll(() => big?.close());
 
@@ -1020,25 +1048,8 @@ describe('participants.list: a country in a country order', () => {
     const ids: string[] = [];
     const pages: Array<{ paths: string[]; files: number }> = [];
     for (;;) {
-      const target = `/v1/participants${qs({ ...query, cursor })}`;
-      const url = new URL(target, BASE);
-      const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
-      if (!parsed.ok) throw new Error(target);
-      const paths: string[] = [];
-      const stats: ReadStats = { files: 0, bytes: 0, decoded: 0, chunks: 0 };
-      const read = async (p: string): Promise<Uint8Array | null> => {
-        paths.push(p);
-        try {
-          return new Uint8Array(fs.readFileSync(path.join(dir, p)));
-        } catch {
-          return null;
-        }
-      };
-      const composed = await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read, nowMs, stats });
-      const oracle = runQuery('participants.list', big, parsed.params as Record<string, unknown>, nowMs);
-      expect(jsonText(finish(composed, url.pathname).body), target).toBe(jsonText(finish(oracle, url.pathname).body));
-      pages.push({ paths, files: stats.files });
-      const body = (composed.status === 200 ? composed.body : null) as { items: Array<{ id: string }>; next_cursor: string | null };
+      const { target, body, paths, files } = await pageOver(big, dir, { ...query, cursor });
+      pages.push({ paths, files });
       ids.push(...body.items.map((i) => i.id));
       if (body.next_cursor === null || pages.length === maxPages) return { ids, pages };
       expect(body.items, target).toHaveLength(Number(query.limit));
@@ -1268,36 +1279,17 @@ describe('participants.list: name searches counted by the grams index', () => {
         if (i <= 1200) add(`Omega Kappa ${i}`, i, 0);
       }
     })();
-    dir = tempDir('participants-grams-');
-    const sink = new DirectorySink(dir);
-    const ctx = new RenderContext(big, nowMs, sink, { chunkMaxItems: 1000, chunkMaxBytes: 65_536 }, jsonBody);
-    participantRenderers()['participants.list']!(ctx);
-    sink.close();
+    dir = listsOf(big, 'participants-grams-');
   }, 180_000);
   afterAll(() => big?.close());
 
   /** One page by the composer, equal to the oracle's; the paths it read. */
-  async function page(query: Record<string, string | undefined>): Promise<{ body: { items: Array<{ id: string }>; next_cursor: string | null; meta?: Meta }; paths: string[] }> {
-    const target = `/v1/participants${qs(query)}`;
-    const url = new URL(target, BASE);
-    const parsed = parseRequest(ROUTES['participants.list'], {}, url.searchParams, { now: nowMs });
-    if (!parsed.ok) throw new Error(target);
-    const paths: string[] = [];
-    const read = async (p: string): Promise<Uint8Array | null> => {
-      paths.push(p);
-      try {
-        return new Uint8Array(fs.readFileSync(path.join(dir, p)));
-      } catch {
-        return null;
-      }
-    };
-    const composed = finish(await compose(ROUTES['participants.list'], parsed.params as Record<string, unknown>, { read, nowMs }), url.pathname);
-    const oracle = finish(runQuery('participants.list', big, parsed.params as Record<string, unknown>, nowMs), url.pathname);
-    expect(composed.text, target).toBe(oracle.text);
+  async function page(query: Record<string, string | undefined>): Promise<{ body: ListBody; paths: string[] }> {
+    const { target, body, paths } = await pageOver(big, dir, query);
     // Not a walk of whole lists: this demo's chunks are larger than at `peppol` (up to 64 KB), so the
     // reads are weighed less exactly (the budget of 8 files is measured there: docs/benchmarks.md).
     expect(paths.length, `${target}: ${paths.join(' ')}`).toBeLessThanOrEqual(16);
-    return { body: composed.body as { items: Array<{ id: string }>; next_cursor: string | null; meta?: Meta }, paths };
+    return { body, paths };
   }
 
   it('every search text counted, under any filters and in any order: a frequent one from its cells, an infrequent one from its gram\'s list, one no name holds as none', async () => {
