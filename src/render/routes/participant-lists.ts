@@ -151,11 +151,10 @@ class PostingWriters {
  */
 interface NameLists {
   partition: (gram: string, sort: ParticipantSort) => string[];
-  /** The grams of an item whose lists it is in (none without a name, or not of this kind). */
-  gramsOf: (item: ParticipantListItem) => string[];
-  /** The SQL condition on participant_list of the participants these lists may hold. */
+  /** Whether these lists may hold an item (by its name's grams); `where` says the same in SQL, over participant_list. */
+  holds: (item: ParticipantListItem) => item is ParticipantListItem & { name: string };
   where: string;
-  /** The grams of a folded name, for the rows `where` selects. */
+  /** The grams of a folded name whose lists hold its participant, if `holds` it. */
   gramsOfName: (folded: string) => string[];
   /** The gram of a default-order list's partition of this kind; null for any other list. */
   gramOf: (partition: readonly string[]) => string | null;
@@ -164,7 +163,7 @@ interface NameLists {
 }
 const TRIGRAM_LISTS: NameLists = {
   partition: trigramPartition,
-  gramsOf: (item) => (item.name === null ? [] : trigramsOf(foldName(item.name))),
+  holds: (item): item is ParticipantListItem & { name: string } => item.name !== null,
   where: 'name IS NOT NULL',
   gramsOfName: trigramsOf,
   gramOf: trigramOf,
@@ -172,13 +171,15 @@ const TRIGRAM_LISTS: NameLists = {
 };
 const UNREGISTERED_LISTS: NameLists = {
   partition: unregisteredGramPartition,
-  gramsOf: (item) => (item.name === null || item.registered ? [] : shortGramsOf(foldName(item.name))),
+  holds: (item): item is ParticipantListItem & { name: string } => item.name !== null && !item.registered,
   where: 'name IS NOT NULL AND registered = 0',
   gramsOfName: shortGramsOf,
   gramOf: unregisteredGramOf,
   table: { path: UNREGISTERED_GRAMS_PATH, format: UNREGISTERED_GRAMS_FORMAT },
 };
 const NAME_LISTS: readonly NameLists[] = [TRIGRAM_LISTS, UNREGISTERED_LISTS];
+/** The grams of an item whose lists of this kind it is in (none when the kind does not hold it). */
+const gramsOf = (kind: NameLists, item: ParticipantListItem): string[] => (kind.holds(item) ? kind.gramsOfName(foldName(item.name)) : []);
 /** Each kind's list sizes by gram (NAME_LISTS order). */
 type NameCounts = Map<NameLists, Map<string, number>>;
 const nameCounts = (): NameCounts => new Map(NAME_LISTS.map((k) => [k, new Map<string, number>()]));
@@ -199,15 +200,15 @@ class NameListWriters {
     readonly kind: NameLists,
   ) {}
 
-  add(trigram: string, p: Pending): void {
-    let w = this.open.get(trigram);
+  add(gram: string, p: Pending): void {
+    let w = this.open.get(gram);
     if (w === undefined) {
-      if (this.overflow.has(trigram)) return;
+      if (this.overflow.has(gram)) return;
       if (this.open.size >= this.max) {
-        this.overflow.add(trigram);
+        this.overflow.add(gram);
         return;
       }
-      this.open.set(trigram, (w = listIn(this.ctx, this.kind.partition(trigram, this.sort), this.sort)));
+      this.open.set(gram, (w = listIn(this.ctx, this.kind.partition(gram, this.sort), this.sort)));
     }
     w.addPending(p);
   }
@@ -228,8 +229,6 @@ function orderedPostingsOf(item: ParticipantListItem): Array<{ partition: string
   }
   return out;
 }
-
-/** The name trigram lists an item is in, by trigram (none without a name). */
 
 /**
  * The facet values an item is counted under, one shared object per combination: an item waiting in
@@ -303,7 +302,7 @@ export const unregisteredGramCountsFromNames = (ctx: RenderContext): Map<string,
 
 /** Participants with a name in participant_id order, in batches (no statement stays open while the caller works). */
 type NameRow = { participant_id: number; pid: string; name: string; first_seen_at: number };
-function* namedParticipants(ctx: RenderContext, where: string = TRIGRAM_LISTS.where): Generator<NameRow[]> {
+function* namedParticipants(ctx: RenderContext, where: string): Generator<NameRow[]> {
   const q = ctx.db.prepare(`SELECT participant_id, pid, name, first_seen_at FROM participant_list WHERE participant_id > ? AND ${where} ORDER BY participant_id LIMIT ${BATCH}`);
   let last = -Infinity;
   for (;;) {
@@ -403,7 +402,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       w.addPending(withFacets);
       // These posting and name lists count the main list's facets per entry (ORDERED_POSTINGS_COUNTED): the same item.
       for (const partition of postingPartitionsOf(item, sort)) postings.add(partition, withFacets);
-      for (const n of names) for (const g of n.kind.gramsOf(item)) n.add(g, withFacets);
+      for (const n of names) for (const g of gramsOf(n.kind, item)) n.add(g, withFacets);
     }
     w.finish();
     lists += postings.finish();
@@ -430,7 +429,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       for (const partition of postingPartitionsOf(item)) postings.add(partition, p);
       for (const n of names) {
         const c = counts.get(n.kind)!;
-        for (const g of n.kind.gramsOf(item)) {
+        for (const g of gramsOf(n.kind, item)) {
           c.set(g, (c.get(g) ?? 0) + 1);
           n.add(g, withFacets);
         }
@@ -561,7 +560,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     out.push({ list: changesOf([...ID_INDEX_PARTITION], ID_INDEX_DIRS, 'ids', PARTICIPANT_KEYS.ids), key: [item.value, item.id] });
     out.push({ list: changesOf([...CELLS_PARTITION], CELLS_DIRS, 'ids', PARTICIPANT_KEYS.cells), key: cellKey(item) });
     for (const kind of NAME_LISTS) {
-      const grams = kind.gramsOf(item);
+      const grams = gramsOf(kind, item);
       for (const t of grams) out.push({ list: changesOf(kind.partition(t, DEFAULT_SORT), dfltDirs, 'ordered', dfltKey), key, facets });
       for (const sort of TRIGRAM_ORDERS) {
         const order = listOrder(sort);
