@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonBody, jsonText } from '../src/api/json.js';
-import { acceptedValues, classifySearch, MAIN_LIST_SORTS, mainPartition, mainSource, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, ORDERED_POSTINGS_COUNTED, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_ORDERS, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, trigramCount, trigramPartition, trigramSource, DEFAULT_SORT, unregisteredGramPartition, unregisteredSearchGrams, UNREGISTERED_GRAMS_PATH, type GramCountTable, type ListParams, type TrigramCounts } from '../src/api/participants/plan.js';
+import { acceptedValues, classifySearch, MAIN_LIST_SORTS, mainPartition, mainSource, READ_REVERSED, facetValues, foldName, itemMatches, LIST_CHUNK_MIN_ITEMS, listOrder, plannedPostingDimensions, postingPartition, postingSource, ORDERED_POSTINGS_COUNTED, POSTING_VALUES_MAX, searchTrigrams, SMALL_SET_MAX, TRIGRAM_ORDERS, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, gramCount, trigramPartition, trigramSource, DEFAULT_SORT, unregisteredGramPartition, unregisteredSearchGrams, UNREGISTERED_GRAMS_PATH, type GramCountTable, type ListParams, type TrigramCounts } from '../src/api/participants/plan.js';
 import { PROBLEM_CATALOGUE } from '../src/api/problems.js';
 import { runQuery } from '../src/api/query/index.js';
 import { curatedSeatNames, facetLabelsOf, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../src/api/participants/query.js';
@@ -1126,19 +1126,19 @@ describe('participants.list: a country in a country order', () => {
       pages.forEach((page, i) => expect(page.files, `${what} page ${i + 1}: ${page.paths.join(' ')}`).toBeLessThanOrEqual(i === 0 ? 8 : 6));
     };
     for (const q of ['ynthetic', 'synthetic']) {
-      const rarest = Math.min(...searchTrigrams(q).map((t) => trigramCount(table, t)));
+      const rarest = Math.min(...searchTrigrams(q).map((t) => gramCount(table, t)));
       expect(rarest, q).toBeGreaterThan(SMALL_SET_MAX);
       for (const sort of PARTICIPANT_SORTS) {
         const at = trigramSource(sort)!;
         expect(at, sort).not.toBeNull();
-        for (const t of searchTrigrams(q)) expect(readStoredJson(path.join(dir, listRootPath('participants.list', trigramPartition(t, at.sort)))), `${t} ${sort}`).toMatchObject({ count: trigramCount(table, t) });
+        for (const t of searchTrigrams(q)) expect(readStoredJson(path.join(dir, listRootPath('participants.list', trigramPartition(t, at.sort)))), `${t} ${sort}`).toMatchObject({ count: gramCount(table, t) });
         for (const limit of ['7', '200']) within((await walk({ q, sort, limit }, 2)).pages, `${q} ${sort} limit ${limit}`);
       }
     }
     // Whole walks: in a country order backward (a list of TRIGRAM_ORDERS read reversed) and in a name
     // order, of "synthetic 19" (its rarest trigram " 19" over SMALL_SET_MAX: 1,111 of the other
     // country's names and a few of the country's), and with a country filter.
-    expect(Math.min(...searchTrigrams('synthetic 19').map((t) => trigramCount(table, t)))).toBeGreaterThan(SMALL_SET_MAX);
+    expect(Math.min(...searchTrigrams('synthetic 19').map((t) => gramCount(table, t)))).toBeGreaterThan(SMALL_SET_MAX);
     const whole: Array<Record<string, string>> = [
       { q: 'synthetic 19', sort: 'country.desc', limit: '200' },
       { q: 'synthetic 19', sort: 'name.asc', limit: '200' },
@@ -1345,13 +1345,13 @@ describe('participants.list: name searches counted by the grams index', () => {
 
   it('a search with registered=false reads the unregistered name lists\' table and walks its rarest gram\'s list there, in the requested order: full pages as the oracle, the matches most of what it reads', async () => {
     const table = readStoredJson(path.join(dir, UNREGISTERED_GRAMS_PATH)) as GramCountTable<string>;
-    expect(trigramCount(table, 'kap')).toBe(everyMatchIn(big, { q: 'kap', registered: 'false' }).length);
-    expect(trigramCount(table, 'kap')).toBeGreaterThan(SMALL_SET_MAX);
+    expect(gramCount(table, 'kap')).toBe(everyMatchIn(big, { q: 'kap', registered: 'false' }).length);
+    expect(gramCount(table, 'kap')).toBeGreaterThan(SMALL_SET_MAX);
     for (const sort of PARTICIPANT_SORTS) {
       for (const q of ['omega kappa', 'ka']) {
         // Its rarest gram among the unregistered (the text itself when it is a gram).
-        const gram = unregisteredSearchGrams(q).reduce((a, b) => (trigramCount(table, b) < trigramCount(table, a) ? b : a));
-        expect(trigramCount(table, gram), q).toBeGreaterThan(SMALL_SET_MAX);
+        const gram = unregisteredSearchGrams(q).reduce((a, b) => (gramCount(table, b) < gramCount(table, a) ? b : a));
+        expect(gramCount(table, gram), q).toBeGreaterThan(SMALL_SET_MAX);
         const query = { q, registered: 'false', sort, limit: '50' };
         const expected = everyMatchIn(big, { q, registered: 'false', sort });
         const at = trigramSource(sort)!;

@@ -294,7 +294,6 @@ export interface GramCountTable<F extends string> {
   counts: Array<[gram: string, count: number]>;
 }
 export type TrigramCounts = GramCountTable<typeof TRIGRAMS_FORMAT>;
-export type UnregisteredGramCounts = GramCountTable<typeof UNREGISTERED_GRAMS_FORMAT>;
 /** The table of these counts (gram → its list's size; lists of no item left out). */
 export function gramCountTableOf<F extends string>(format: F, counts: ReadonlyMap<string, number>): GramCountTable<F> {
   const pairs = [...counts].filter(([, n]) => n > 0).sort((a, b) => compareCodePointStrings(a[0], b[0]));
@@ -311,12 +310,12 @@ export const isTrigramCounts = (v: unknown): v is TrigramCounts => isGramCountTa
 /** The smallest number of trigrams for which a name search reads the trigram table rather than each trigram's root. */
 export const TRIGRAM_TABLE_MIN = 3;
 /** A gram's list size in a table (binary search: the pairs are sorted by code point); 0 when it has no list. */
-export function trigramCount(table: GramCountTable<string>, trigram: string): number {
+export function gramCount(table: GramCountTable<string>, gram: string): number {
   let lo = 0;
   let hi = table.counts.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const c = compareCodePointStrings(table.counts[mid]![0], trigram);
+    const c = compareCodePointStrings(table.counts[mid]![0], gram);
     if (c === 0) return table.counts[mid]![1];
     if (c < 0) lo = mid + 1;
     else hi = mid;

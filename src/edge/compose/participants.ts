@@ -2,7 +2,7 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, LIST_CHUNK_MIN_ITEMS, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, trigramCount, trigramPartition, trigramSource, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isGramCountTable, isTrigramCounts, unregisteredGramPartition, unregisteredSearchGrams, UNREGISTERED_GRAMS_FORMAT, UNREGISTERED_GRAMS_PATH, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, LIST_CHUNK_MIN_ITEMS, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, gramCount, trigramPartition, trigramSource, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isGramCountTable, isTrigramCounts, unregisteredGramPartition, unregisteredSearchGrams, UNREGISTERED_GRAMS_FORMAT, UNREGISTERED_GRAMS_PATH, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
@@ -413,7 +413,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   if (unregisteredLists) {
     let least = { trigram: unregisteredGrams[0]!, count: Infinity };
     for (const g of unregisteredGrams) {
-      const n = trigramCount(unregisteredTable, g);
+      const n = gramCount(unregisteredTable, g);
       if (n < least.count) least = { trigram: g, count: n };
     }
     // Read whole up to two chunks or so; a larger list holds the matches densely (of a text of at
@@ -441,7 +441,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     const counted = isTrigramCounts(table);
     const roots = counted ? [] : await Promise.all(tris.map(async (t) => (short ? openTrigram(t) : { list: await src.list(LIST_ROUTE, trigramPartition(t)), sort: DEFAULT_SORT })));
     for (let i = 0; i < tris.length; i++) {
-      const n = counted ? trigramCount(table, tris[i]!) : (roots[i]?.list?.root.count ?? 0);
+      const n = counted ? gramCount(table, tris[i]!) : (roots[i]?.list?.root.count ?? 0);
       if (rarest === null || n < rarest.count) {
         rarest = { trigram: tris[i]!, count: n };
         ({ list: rarestList, sort: rarestSort } = roots[i] ?? { list: null, sort: DEFAULT_SORT });
