@@ -126,12 +126,12 @@ export const ORDERED_POSTINGS: Readonly<Record<PostingDimension, readonly Partic
 export const ORDERED_POSTINGS_COUNTED: readonly string[] = MAIN_FACET_FIELDS;
 /**
  * Whether a posting or name list stored in `sort` counts ORDERED_POSTINGS_COUNTED per index entry:
- * in the orders besides the default, and every trigram list and unregistered name list. A default-order trigram list counted
+ * in the orders besides the default, and every name list (trigram, short, unregistered). A default-order trigram list counted
  * nothing until a name search with a filter walked one whole to find few matches or none (`q=gem`
  * with `provenance=discovered` read 300 files at `peppol`): with the counts, the walk passes over the
  * entries without the filter's values.
  */
-export const countsFacets = (partition: readonly string[], sort: ParticipantSort): boolean => sort !== DEFAULT_SORT || trigramOf(partition) !== null || unregisteredGramOf(partition) !== null;
+export const countsFacets = (partition: readonly string[], sort: ParticipantSort): boolean => sort !== DEFAULT_SORT || trigramOf(partition) !== null || shortGramOf(partition) !== null || unregisteredGramOf(partition) !== null;
 /**
  * The orders read from the lists of their opposite order, reversed (src/edge/list-reader.ts
  * scanReverse): every key field runs the other way and nulls stay last, which is the stored list
@@ -221,7 +221,32 @@ export const trigramPartition = (trigram: string, sort: ParticipantSort = DEFAUL
  * The trigram of a default-order trigram list's partition (the inverse of trigramPartition); null for any
  * other list (the lists in TRIGRAM_ORDERS hold the same participants: the trigram table counts these).
  */
-export const trigramOf = (partition: readonly string[]): string | null => (partition.length === 2 && partition[0] === TRIGRAMS_PARTITION ? partition[1]! : null);
+export const trigramOf = (partition: readonly string[]): string | null => (partition.length === 2 && partition[0] === TRIGRAMS_PARTITION && Array.from(partition[1]!).length === 3 ? partition[1]! : null);
+
+/**
+ * The short name lists: per gram of one or two code points without a space (searchGramsOf), every
+ * named participant whose folded name holds it, stored where the trigram lists are (`_names/<gram>`:
+ * the gram's length tells the kinds apart; the default order and TRIGRAM_ORDERS), counting
+ * ORDERED_POSTINGS_COUNTED per index entry. A name search of one or two code points has no trigram;
+ * before these lists it walked the main list of its order, and its names cluster along the name and
+ * country orders (`q=vi` in `country.asc` read 4,810–5,951 files a page at `peppol`). A text that
+ * short is its gram: the list holds its matches exactly. A gram with a space is never a search's
+ * text (the fold trims it) and has no list (docs/snapshot-format.md "Participants").
+ */
+export const SHORT_GRAM_MAX = 2;
+/** The gram of a default-order short name list's partition (the inverse of trigramPartition for a gram of at most SHORT_GRAM_MAX code points); null for any other list. */
+export const shortGramOf = (partition: readonly string[]): string | null => {
+  if (partition.length !== 2 || partition[0] !== TRIGRAMS_PARTITION) return null;
+  const n = Array.from(partition[1]!).length;
+  return n >= 1 && n <= SHORT_GRAM_MAX ? partition[1]! : null;
+};
+/** Whether a folded search text is a short name list's gram: one or two code points (the fold leaves no space at either end). */
+export const isShortGram = (folded: string): boolean => {
+  const n = Array.from(folded).length;
+  return n >= 1 && n <= SHORT_GRAM_MAX && !folded.includes(' ');
+};
+/** Distinct grams of one or two code points without a space of a folded text (the short name lists its participant is in), sorted by code point. */
+export const shortSearchGramsOf = (folded: string): string[] => shortGramsOf(folded, SHORT_GRAM_MAX);
 
 /**
  * The unregistered participants' name lists: per gram of one to UNREGISTERED_GRAM_MAX code points of a
@@ -239,13 +264,21 @@ export const unregisteredGramPartition = (gram: string, sort: ParticipantSort = 
 /** The gram of a default-order unregistered name list's partition (the inverse of unregisteredGramPartition); null for any other list. */
 export const unregisteredGramOf = (partition: readonly string[]): string | null =>
   partition.length === 4 && partition[0] === TRIGRAMS_PARTITION && partition[2] === UNREGISTERED_SUFFIX[0] && partition[3] === UNREGISTERED_SUFFIX[1] ? partition[1]! : null;
-/** Distinct grams of one to UNREGISTERED_GRAM_MAX code points of a folded text, sorted by code point. */
-export function shortGramsOf(folded: string): string[] {
+/**
+ * Distinct grams of one to `max` code points of a folded text that some search can ask for, sorted by
+ * code point: a gram of fewer than three code points is a search's whole text (unregisteredSearchGrams,
+ * isShortGram), which the fold trims, so one with a space is left out; a trigram with a space is a
+ * longer text's trigram.
+ */
+export function shortGramsOf(folded: string, max: number = UNREGISTERED_GRAM_MAX): string[] {
   const cps = Array.from(folded);
   const out = new Set<string>();
   for (let i = 0; i < cps.length; i++) {
     let g = '';
-    for (let n = 0; n < UNREGISTERED_GRAM_MAX && i + n < cps.length; n++) out.add((g += cps[i + n]!));
+    for (let n = 0; n < max && i + n < cps.length; n++) {
+      g += cps[i + n]!;
+      if (n >= 2 || !g.includes(' ')) out.add(g);
+    }
   }
   return [...out].sort(compareCodePointStrings);
 }

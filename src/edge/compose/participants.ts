@@ -2,7 +2,7 @@
 // snapshot files only. Edge-safe. What each request reads (the record, a participant's stored lists,
 // the list's candidate sets and walks) is stated once in docs/snapshot-format.md, "Participants".
 import { compareKeys, keysAfter, type Direction, type SortKey } from '../../api/sort-keys.js';
-import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, LIST_CHUNK_MIN_ITEMS, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, gramCount, trigramPartition, trigramSource, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isGramCountTable, isTrigramCounts, unregisteredGramPartition, unregisteredSearchGrams, UNREGISTERED_GRAMS_FORMAT, UNREGISTERED_GRAMS_PATH, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
+import { acceptedValues, activeDimensions, DEFAULT_SORT, hasPostingList, LIST_CHUNK_MIN_ITEMS, postingSource, CELL_KEY_FIELDS, CELLS_DIRS, CELLS_PARTITION, CHUNK_ITEMS_ESTIMATE, classifySearch, itemMatches, POSTING_VALUES_MAX, DETAIL_ROUTE, EVENTS_ROUTE, expandParticipant, facetAccepts, HISTORY_ROUTE, ID_INDEX_PARTITION, LIST_ROUTE, listMeta, listOrder, listPage, MAIN_FACET_FIELDS, mainPartition, mainSource, metaMode, nullableFields, PageCollector, planList, plannedPostingDimensions, postingPartition, setPage, SMALL_SET_MAX, searchTrigrams, gramCount, trigramPartition, trigramSource, TRIGRAM_TABLE_MIN, TRIGRAMS_PATH, isGramCountTable, isShortGram, isTrigramCounts, unregisteredGramPartition, unregisteredSearchGrams, UNREGISTERED_GRAMS_FORMAT, UNREGISTERED_GRAMS_PATH, type ListParams, type ParticipantSort, type PostingDimension, type RarestTrigram, type Search, type StoredParticipant } from '../../api/participants/plan.js';
 import { notFoundOf, ok } from '../../api/result.js';
 import { orderDirs } from '../../api/routes/request.js';
 import type { OrderSpec } from '../../api/routes/types.js';
@@ -196,11 +196,11 @@ async function walkFallback(
 }
 
 /**
- * The most items of an unregistered name list a page reads whole (a small set): about two chunks
- * (LIST_CHUNK_MIN_ITEMS). `q=vi&registered=false` (713 of them at `peppol`) read 6 chunks a page
- * whole, 11 files; walked, it reads the chunk or two of its page.
+ * The most items of an unregistered or short name list a page reads whole (a small set): about two
+ * chunks (LIST_CHUNK_MIN_ITEMS). `q=vi&registered=false` (713 of them at `peppol`) read 6 chunks a
+ * page whole, 11 files; walked, it reads the chunk or two of its page.
  */
-const UNREGISTERED_SET_MAX = 2 * LIST_CHUNK_MIN_ITEMS;
+const NAME_LIST_SET_MAX = 2 * LIST_CHUNK_MIN_ITEMS;
 
 /** Chunks a walk reads before it looks for a fallback (dense walks never do). */
 const FALLBACK_CHECK_CHUNKS = 8;
@@ -419,12 +419,28 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     // Read whole up to two chunks or so; a larger list holds the matches densely (of a text of at
     // most three code points, exactly), and the grams index counts them (its cells, or the list of
     // an infrequent gram, one file): walked, a page reads the chunks of its items only.
-    rarest = { ...least, setMax: UNREGISTERED_SET_MAX };
+    rarest = { ...least, setMax: NAME_LIST_SET_MAX };
     rarestSort = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
     if (least.count > 0) {
       const partition = unregisteredGramPartition(least.trigram, rarestSort);
       rarestList = await src.list(LIST_ROUTE, partition);
       if (rarestList === null) throw new SnapshotFormatError(`missing list ${LIST_ROUTE} ${partition.join('/')} that ${UNREGISTERED_GRAMS_PATH} counts`);
+    }
+  } else if (search !== null && search.kind === 'name' && isShortGram(search.text)) {
+    // A text of one or two code points is the gram of a short name list, which holds its matches
+    // exactly: its root in the walk's order, or the default order's. A snapshot written before these
+    // lists has neither: the grams index plans it, as it did then (its list, or the main list walked).
+    const inOrder = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
+    let list = await src.list(LIST_ROUTE, trigramPartition(search.text, inOrder));
+    let sort = inOrder;
+    if (list === null && inOrder !== DEFAULT_SORT) {
+      list = await src.list(LIST_ROUTE, trigramPartition(search.text));
+      sort = DEFAULT_SORT;
+    }
+    if (list !== null) {
+      rarest = { trigram: search.text, count: list.root.count, setMax: NAME_LIST_SET_MAX };
+      rarestList = list;
+      rarestSort = sort;
     }
   } else if (search !== null && search.kind === 'name') {
     const tris = searchTrigrams(search.text);

@@ -33,6 +33,7 @@ import {
   gramCountTableOf,
   isGramCountTable,
   shortGramsOf,
+  shortSearchGramsOf,
   trigramOf,
   trigramPartition,
   trigramsOf,
@@ -145,7 +146,8 @@ class PostingWriters {
 }
 
 /**
- * The name lists of one kind: the trigram lists (every named participant, by trigram) or the
+ * The name lists of one kind: the trigram lists (every named participant, by trigram), the short name
+ * lists (every named participant, by gram of one or two code points: plan.ts SHORT_GRAM_MAX) or the
  * unregistered participants' name lists (plan.ts unregisteredGramPartition: by gram of one to three
  * code points).
  */
@@ -156,33 +158,42 @@ interface NameLists {
   where: string;
   /** The grams of a folded name whose lists hold its participant, if `holds` it. */
   gramsOfName: (folded: string) => string[];
-  /** The gram of a default-order list's partition of this kind; null for any other list. */
-  gramOf: (partition: readonly string[]) => string | null;
-  /** The table of the lists' sizes (plan.ts GramCountTable). */
-  table: { path: string; format: string };
+  /**
+   * The table of the lists' sizes (plan.ts GramCountTable), where a search reads one: its file, and
+   * the gram of a default-order list's partition of this kind (null for any other list). A short
+   * name list has none: a search of one gram opens that gram's list root.
+   */
+  table?: { path: string; format: string; gramOf: (partition: readonly string[]) => string | null };
 }
+const named = (item: ParticipantListItem): item is ParticipantListItem & { name: string } => item.name !== null;
 const TRIGRAM_LISTS: NameLists = {
   partition: trigramPartition,
-  holds: (item): item is ParticipantListItem & { name: string } => item.name !== null,
+  holds: named,
   where: 'name IS NOT NULL',
   gramsOfName: trigramsOf,
-  gramOf: trigramOf,
-  table: { path: TRIGRAMS_PATH, format: TRIGRAMS_FORMAT },
+  table: { path: TRIGRAMS_PATH, format: TRIGRAMS_FORMAT, gramOf: trigramOf },
+};
+const SHORT_LISTS: NameLists = {
+  partition: trigramPartition,
+  holds: named,
+  where: 'name IS NOT NULL',
+  gramsOfName: shortSearchGramsOf,
 };
 const UNREGISTERED_LISTS: NameLists = {
   partition: unregisteredGramPartition,
   holds: (item): item is ParticipantListItem & { name: string } => item.name !== null && !item.registered,
   where: 'name IS NOT NULL AND registered = 0',
   gramsOfName: shortGramsOf,
-  gramOf: unregisteredGramOf,
-  table: { path: UNREGISTERED_GRAMS_PATH, format: UNREGISTERED_GRAMS_FORMAT },
+  table: { path: UNREGISTERED_GRAMS_PATH, format: UNREGISTERED_GRAMS_FORMAT, gramOf: unregisteredGramOf },
 };
-const NAME_LISTS: readonly NameLists[] = [TRIGRAM_LISTS, UNREGISTERED_LISTS];
+const NAME_LISTS: readonly NameLists[] = [TRIGRAM_LISTS, SHORT_LISTS, UNREGISTERED_LISTS];
+/** The kinds with a table of their sizes. */
+const TABLED = NAME_LISTS.filter((k): k is NameLists & { table: NonNullable<NameLists['table']> } => k.table !== undefined);
 /** The grams of an item whose lists of this kind it is in (none when the kind does not hold it). */
 const gramsOf = (kind: NameLists, item: ParticipantListItem): string[] => (kind.holds(item) ? kind.gramsOfName(foldName(item.name)) : []);
-/** Each kind's list sizes by gram (NAME_LISTS order). */
+/** The list sizes by gram of each kind with a table (NAME_LISTS order). */
 type NameCounts = Map<NameLists, Map<string, number>>;
-const nameCounts = (): NameCounts => new Map(NAME_LISTS.map((k) => [k, new Map<string, number>()]));
+const nameCounts = (): NameCounts => new Map(TABLED.map((k) => [k, new Map<string, number>()]));
 
 /**
  * The name lists of one kind one pass writes side by side (the default order's, or those of one of
@@ -280,7 +291,7 @@ export function renderParticipantsList(ctx: RenderContext, trigramWritersMax = T
 
 /** Writes the name lists' tables (plan.ts TRIGRAMS_PATH, UNREGISTERED_GRAMS_PATH): the size of every list. */
 function putNameCounts(ctx: RenderContext, counts: NameCounts): void {
-  for (const [kind, c] of counts) ctx.sink.put(kind.table.path, ctx.serialise(gramCountTableOf(kind.table.format, c)), 'application/json', 'mutable');
+  for (const kind of TABLED) ctx.sink.put(kind.table.path, ctx.serialise(gramCountTableOf(kind.table.format, counts.get(kind)!)), 'application/json', 'mutable');
 }
 
 /**
@@ -428,9 +439,9 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
       const p: Pending = { ...withFacets, facets: undefined };
       for (const partition of postingPartitionsOf(item)) postings.add(partition, p);
       for (const n of names) {
-        const c = counts.get(n.kind)!;
+        const c = counts.get(n.kind);
         for (const g of gramsOf(n.kind, item)) {
-          c.set(g, (c.get(g) ?? 0) + 1);
+          if (c !== undefined) c.set(g, (c.get(g) ?? 0) + 1);
           n.add(g, withFacets);
         }
       }
@@ -503,7 +514,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
   // The tables of the previous build's name lists. A build before the unregistered name lists wrote
   // none of them (nor their table): they are written whole, with every list.
   const previousTables = new Map<NameLists, GramCountTable<string>>();
-  for (const kind of NAME_LISTS) {
+  for (const kind of TABLED) {
     let table: unknown = null;
     try {
       table = ctx.readPrevious(kind.table.path);
@@ -597,14 +608,14 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
 
   // The tables of the previous build, updated with the sizes of the name lists patched below (the
   // trigram table counted from the names when that build wrote none).
-  const counts: NameCounts = new Map(NAME_LISTS.map((kind) => {
+  const counts: NameCounts = new Map(TABLED.map((kind) => {
     const previous = previousTables.get(kind);
     return [kind, previous !== undefined ? new Map(previous.counts) : gramCountsFromNames(ctx, kind)];
   }));
   /** The name list of a partition in the default order, with its kind's counts; null for any other list. */
   const countedAs = (partition: readonly string[]): { gram: string; counts: Map<string, number> } | null => {
-    for (const kind of NAME_LISTS) {
-      const gram = kind.gramOf(partition);
+    for (const kind of TABLED) {
+      const gram = kind.table.gramOf(partition);
       if (gram !== null) return { gram, counts: counts.get(kind)! };
     }
     return null;
