@@ -10,7 +10,8 @@
 //   1% of the participants, whose intersection is small (1–10, 11–1,000 and over 1,000 matches;
 //   found in the facet cube), two of each size where the cube has them;
 // - searches: a canonical id, a bare identifier value, the first two letters of a common 3-letter name
-//   fragment, that fragment, a 5–8 letter name fragment, and a text no name holds;
+//   fragment, that fragment, a 5–8 letter name fragment, and a text no name holds; the fragment's first
+//   letter, alone, with the most common country and with registered=false;
 // - the three name fragments with filters: the most common country, a middle scheme, the most common SMP,
 //   registered=false, provenance=discovered (no name: no match), a middle country with the most common
 //   scheme.
@@ -130,9 +131,10 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
   if (cube === null) throw new Error(`${out}/${CUBE_PATH}: not a facet cube`);
   const counts = valueCounts(cube);
   const total = counts.registered.reduce((n, v) => n + v.count, 0);
-  // `extra`: added to the mix after its limits were first rotated; they take their limits in a rotation
-  // of their own, so that every other query keeps the limits of the runs documented before them.
-  const queries: Array<{ group: string; q: Record<string, string>; extra?: boolean }> = [{ group: 'no filter', q: {} }];
+  // `rotation`: the queries added to the mix after its limits were first rotated take their limits in a
+  // rotation of their own, one per addition (1: two letters; 2: one letter), so that every other query
+  // keeps the limits of the runs documented before them.
+  const queries: Array<{ group: string; q: Record<string, string>; rotation?: number }> = [{ group: 'no filter', q: {} }];
   for (const dim of ['country', 'scheme', 'smp', 'ap'] as const) {
     const vs = counts[dim];
     for (const [which, v] of [
@@ -156,7 +158,7 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
   const short = o.names.map((n) => n.toLowerCase().slice(0, 3)).find((s) => /^\p{L}{3}$/u.test(s));
   // Two letters: what a search box sends first (no trigram: the grams index counts it, the main list or an unregistered name list holds it).
   const two = short?.slice(0, 2);
-  if (two) queries.push({ group: 'search: 2 letters', q: { q: two }, extra: true });
+  if (two) queries.push({ group: 'search: 2 letters', q: { q: two }, rotation: 1 });
   if (short) queries.push({ group: 'search: 3 letters', q: { q: short } });
   const longer = o.names.map((n) => n.toLowerCase().split(/\s+/).find((w) => w.length >= 5 && w.length <= 8)).find((w) => w !== undefined);
   if (longer) queries.push({ group: 'search: 5–8 letters', q: { q: longer } });
@@ -176,8 +178,15 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
     ];
     for (const f of withFilter) {
       if (Object.values(f).some((v) => v === undefined)) continue;
-      queries.push({ group: 'search with filters', q: { q: word, ...(f as Record<string, string>) }, extra: word === two });
+      queries.push({ group: 'search with filters', q: { q: word, ...(f as Record<string, string>) }, rotation: word === two ? 1 : 0 });
     }
+  }
+  // One letter: the first key a search box sends (a short name list holds it, as two letters).
+  const one = short?.slice(0, 1);
+  if (one) {
+    queries.push({ group: 'search: 1 letter', q: { q: one }, rotation: 2 });
+    queries.push({ group: 'search with filters', q: { q: one, country: counts.country[0]!.value }, rotation: 2 });
+    queries.push({ group: 'search with filters', q: { q: one, registered: 'false' }, rotation: 2 });
   }
 
   // Every file a request read (null: absent), for its replays from memory.
@@ -208,11 +217,10 @@ export async function benchParticipantWalks(o: WalkBenchOptions, log: (s: string
     for (const { q } of queries) await resolve({ url: new URL(`http://bench.invalid/v1/participants?${new URLSearchParams({ ...q, sort }).toString()}`), routeId: null }, disk);
   }
   const walks: WalkResult[] = [];
-  let turn = 0;
-  let extraTurn = 0;
+  const turns = [0, 0, 0];
   for (const sort of PARTICIPANT_SORTS) {
-    for (const { group, q, extra } of queries) {
-      const limit = LIMITS[(extra === true ? extraTurn++ : turn++) % LIMITS.length]!;
+    for (const { group, q, rotation = 0 } of queries) {
+      const limit = LIMITS[turns[rotation]!++ % LIMITS.length]!;
       const base = { ...q, sort, limit: String(limit) };
       const url0 = `/v1/participants?${new URLSearchParams(base).toString()}`;
       const w: WalkResult = { group, url: url0, limit, pages: 0, items: 0, complete: false, filter_count: null, short: 0, pages_as_expected: null, requests: [] };

@@ -326,9 +326,12 @@ describe('build', () => {
     expect(one.render.threads).toBe(1);
     expect(one.written).toBe(first.written);
     expect(one.written_by_class).toEqual(first.written_by_class);
-    // The participant lists, written by both threads (the worker's index lists), are counted once each.
+    // The participant lists, written by both threads (the worker's index lists and short name lists),
+    // are counted once each.
     expect(first.render.lists).toEqual(one.render.lists);
     expect(first.routes['participants.list:index-lists']).toBeDefined();
+    expect(first.routes['participants.list:short-lists']).toBeDefined();
+    expect(one.routes['participants.list:short-lists']).toBeUndefined();
     expectSameTree(out, single);
     // Every file is recorded with its render unit in both states (the worker's rows were merged).
     expect(stateRows(out)).toEqual(stateRows(single));

@@ -63,7 +63,7 @@ describe('participant lists written in full', () => {
     expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
     const differ = [...a].filter(([p, bytes]) => !b.get(p)!.equals(bytes)).map(([p]) => p);
     expect(differ).toEqual([]);
-  });
+  }, 180_000);
 
   it('the trigram table names every trigram list with its size, and the unregistered name lists\' table every one of theirs, sorted by gram; counted from the names they are the same; every gram of one or two code points has a short name list', () => {
     const { dir } = render(1_000_000);
@@ -127,5 +127,5 @@ describe('participant lists written in full', () => {
     const lengths = new Set((readStoredJson(path.join(dir, UNREGISTERED_GRAMS_PATH)) as GramCountTable<string>).counts.map(([g]) => Array.from(g).length));
     expect([...lengths].sort()).toEqual([1, 2, 3]);
     sink.close();
-  });
+  }, 180_000);
 });

@@ -26,7 +26,7 @@ import { patchManifest, writeManifest, type Manifest } from './manifest.js';
 import { RENDERERS } from './routes/index.js';
 import { renderSite, SITE_RENDER } from './site/index.js';
 import { templatesDir } from './site/template.js';
-import { createRecords, INCREMENTAL_OFFLOADED_ROUTES, mergeRecords, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
+import { createRecords, INCREMENTAL_OFFLOADED_ROUTES, mergeRecords, writtenByBoth, Offload, OFFLOADED_ROUTES, recordsPathOf, removeRecords, SHARED_ROUTE, timedRender, workerAvailable } from './offload.js';
 import { BUILD_UNIT, DirectorySink } from './sink.js';
 import { changedSeats, collectChangedPacks, collectChangedParticipants, collectEventChanges, collectUptimeChanges, currentSeats, databaseId, recordedState, RenderState, renderFingerprint, type RecordedState, type RenderPlan } from './state.js';
 import { consumeChanges } from '../derive/changes.js';
@@ -366,7 +366,7 @@ function renderWith(
       events ??= report.events;
       grams ??= report.grams;
       addRecords(report.records);
-      sink.absorb(report.stats);
+      sink.absorb(report.stats, emptyAtStart ? writtenByBoth(state.db) : 0);
       mergeRecords(state.db, plan.mode === 'incremental' ? (root) => store.unit(root) : null);
     }
     // The bulk downloads, from the same database state (once per UTC day; src/bulk/index.ts).

@@ -32,7 +32,7 @@ import Database from 'better-sqlite3';
 import { PACK_BATCH, type EventsReport, type ListStore, type ListsReport, type RecordsReport, type RenderOptions, type UptimeReport } from './context.js';
 import type { SinkStats } from './sink.js';
 import type { RecordedState } from './state.js';
-import { INDEX_LISTS_PART } from './routes/participant-lists.js';
+import { INDEX_LISTS_PART, SHORT_LISTS_PART } from './routes/participant-lists.js';
 import { GRAMS_PART } from './grams.js';
 
 /**
@@ -42,9 +42,10 @@ import { GRAMS_PART } from './grams.js';
  * other route, then takes its share of SHARED_ROUTE too: both threads take batches of packs from one
  * shared counter until none is left, so they end about together whatever the mix of hosts and
  * participants. (Without the index lists the worker ran out of packs while the main thread was still
- * writing the participant lists, about 140 s before it at `peppol`: docs/benchmarks.md.)
+ * writing the participant lists, about 140 s before it at `peppol`: docs/benchmarks.md; with the short
+ * name lists on the main thread, about 700 s before it.)
  */
-export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', INDEX_LISTS_PART, GRAMS_PART, 'participants.detail'];
+export const OFFLOADED_ROUTES: readonly string[] = ['hosts.uptime', INDEX_LISTS_PART, GRAMS_PART, SHORT_LISTS_PART, 'participants.detail'];
 /**
  * The routes an incremental build renders in the worker: the uptime lists and the event feed's lists
  * (at `peppol` about 10 and 5 s of a sweep cycle's render), kept apart from every other route's lists,
@@ -281,6 +282,16 @@ export class Offload {
  * `allot` gives (an incremental build's: the worker's units were provisional) or as they are (a full
  * build's), and its files with them; then, in an incremental build, the paths it touched.
  */
+/**
+ * The content-addressed files both threads wrote (the same content, from lists of the two threads: a
+ * short name list and a trigram list of the same participants), before mergeRecords: in a directory
+ * that was empty each thread writes what its own sink has not put, so such a file was written twice
+ * where one thread writes it once (the build's counts subtract them).
+ */
+export function writtenByBoth(state: Database.Database): number {
+  return state.prepare(`SELECT count(*) FROM (SELECT DISTINCT path FROM offload.files WHERE cache_class = 'immutable') f WHERE EXISTS (SELECT 1 FROM main.files m WHERE m.path = f.path)`).pluck().get() as number;
+}
+
 export function mergeRecords(state: Database.Database, allot: ((root: string) => number) | null): void {
   state.exec(`DELETE FROM main.lists WHERE root IN (SELECT root FROM offload.dropped_lists);
               INSERT OR IGNORE INTO temp.retired (path, sha256) SELECT path, sha256 FROM offload.retired_files;

@@ -207,10 +207,14 @@ export class DirectorySink implements FileSink {
     return true;
   }
 
-  /** Adds the counts of files another sink put for this build (the render worker's, src/render/offload.ts). */
-  absorb(other: SinkStats): void {
+  /**
+   * Adds the counts of files another sink put for this build (the render worker's, src/render/offload.ts),
+   * less `twice` content-addressed files both wrote (counted once, as one sink writes them).
+   */
+  absorb(other: SinkStats, twice = 0): void {
     this.stats.files += other.files;
-    this.stats.written += other.written;
+    this.stats.written += other.written - twice;
+    this.stats.written_by_class.immutable -= twice;
     this.stats.bytes += other.bytes;
     for (const c of ['immutable', 'mutable', 'meta'] as const) this.stats.written_by_class[c] += other.written_by_class[c];
   }

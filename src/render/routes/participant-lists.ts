@@ -384,12 +384,41 @@ export const INDEX_LISTS_PART = 'participants.list:index-lists';
 
 export function renderParticipantIndexLists(ctx: RenderContext): void {
   const n = writeIndexLists(ctx, curatedSeatNames(ctx.db));
-  ctx.listsReport = { mode: 'written', lists: n, chunks_read: 0 };
+  // The worker's other part of the lists (the short name lists) adds to it.
+  ctx.listsReport = { mode: 'written', lists: (ctx.listsReport?.lists ?? 0) + n, chunks_read: 0 };
 }
 
-/** Writes every list (but the index lists where another thread writes them); returns how many. */
+/**
+ * The renderer of the short name lists on their own (SHORT_LISTS: plan.ts SHORT_GRAM_MAX), a pass over
+ * the named participants in each of their orders: a full build's worker writes them while the main
+ * thread writes the other lists, which then leaves them out (RenderContext.elsewhere). They are 185
+ * million items at `peppol`, about 500 s of the main thread's passes (docs/benchmarks.md "The short
+ * name lists"); the worker had as long left over before the record packs. An incremental build
+ * patches them with the others.
+ */
+export const SHORT_LISTS_PART = 'participants.list:short-lists';
+
+export function renderShortNameLists(ctx: RenderContext, trigramWritersMax = TRIGRAM_WRITERS_MAX): void {
+  const seatNames = curatedSeatNames(ctx.db);
+  let lists = 0;
+  for (const sort of [DEFAULT_SORT, ...TRIGRAM_ORDERS]) {
+    const order = listOrder(sort);
+    const n = new NameListWriters(ctx, sort, trigramWritersMax, SHORT_LISTS);
+    for (const r of rowObjects<ListRow>(ctx.db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list WHERE ${SHORT_LISTS.where} ORDER BY ${orderSql(order)}`))) {
+      const item = listItemOf(r, seatNames);
+      // As the main-list passes write them: the item counted under its facet values (countsFacets).
+      const p = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
+      for (const g of gramsOf(SHORT_LISTS, item)) n.add(g, p);
+    }
+    lists += n.finish() + writeOverflowNameLists(ctx, n, sort, seatNames);
+  }
+  ctx.listsReport = { mode: 'written', lists: (ctx.listsReport?.lists ?? 0) + lists, chunks_read: 0 };
+}
+
+/** Writes every list (but the index lists and the short name lists where another thread writes them); returns how many. */
 function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, trigramWritersMax: number, counts: NameCounts): number {
   const { db } = ctx;
+  const kinds = NAME_LISTS.filter((k) => k !== SHORT_LISTS || !ctx.elsewhere.has(SHORT_LISTS_PART));
   let lists = MAIN_LIST_SORTS.length;
   const dflt = listOrder(DEFAULT_SORT);
   const dfltDirs = orderDirs(dflt);
@@ -406,7 +435,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
     // named participants before the discovered ones in name or country order.
     const w = ctx.list(LIST_ROUTE, mainPartition(sort), dirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, sort), true);
     const postings = new PostingWriters(ctx, sort);
-    const names = TRIGRAM_ORDERS.includes(sort) ? NAME_LISTS.map((kind) => new NameListWriters(ctx, sort, trigramWritersMax, kind)) : [];
+    const names = TRIGRAM_ORDERS.includes(sort) ? kinds.map((kind) => new NameListWriters(ctx, sort, trigramWritersMax, kind)) : [];
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(order)}`))) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(order, item), facetsOf(item));
@@ -428,7 +457,7 @@ function writeLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>, 
   {
     const main = ctx.list(LIST_ROUTE, mainPartition(DEFAULT_SORT), dfltDirs, MAIN_FACET_FIELDS, inOrder(LAYOUT, DEFAULT_SORT), true);
     const postings = new PostingWriters(ctx, DEFAULT_SORT);
-    const names = NAME_LISTS.map((kind) => new NameListWriters(ctx, DEFAULT_SORT, trigramWritersMax, kind));
+    const names = kinds.map((kind) => new NameListWriters(ctx, DEFAULT_SORT, trigramWritersMax, kind));
     for (const r of rowObjects<ListRow>(db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list ORDER BY ${orderSql(dflt)}`))) {
       const item = listItemOf(r, seatNames);
       const withFacets = pendingOf(JSON.stringify(storeParticipant(item)), listKey(dflt, item), facetsOf(item));

@@ -17,7 +17,7 @@ import { participantEvents, participantHistory, participantRowsOf, type Particip
 import { compareIds, recordPackUnit, type ParticipantUnit, type RenderContext } from '../context.js';
 import { RECORD_PACK_FORMAT, recordPackPath, type ParticipantRecord, type RecordPage } from '../../api/participants/record.js';
 import { statement } from '../../db/statements.js';
-import { INDEX_LISTS_PART, renderParticipantIndexLists, renderParticipantsList, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
+import { INDEX_LISTS_PART, renderParticipantIndexLists, renderParticipantsList, renderShortNameLists, SHORT_LISTS_PART, TRIGRAM_WRITERS_MAX } from './participant-lists.js';
 import { apiTs, apiTsOrNull } from '../../api/time.js';
 import { GRAMS_PART, renderGrams } from '../grams.js';
 
@@ -128,6 +128,8 @@ export function participantRenderers(opts: Partial<ParticipantRenderOptions> = {
     [LIST_ROUTE]: (ctx) => renderParticipantsList(ctx, o.trigramWritersMax),
     // Not a route: a part of LIST_ROUTE that a full build's worker renders (src/render/offload.ts).
     [INDEX_LISTS_PART]: renderParticipantIndexLists,
+    // And the short name lists, likewise.
+    [SHORT_LISTS_PART]: (ctx) => renderShortNameLists(ctx, o.trigramWritersMax),
     // Not a route either: the grams index of participants.list, on the worker where there is one.
     [GRAMS_PART]: renderGrams,
     // One renderer writes each participant's record (detail, first pages of history and events) and
