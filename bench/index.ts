@@ -10,13 +10,14 @@ import { benchCycle } from './cycle.js';
 import { benchDerive } from './derive.js';
 import { benchFacets } from './facets.js';
 import { benchGrams } from './grams.js';
+import { benchNameGramSpans } from './name-gram-spans.js';
 import { runFuzz } from './fuzz.js';
 import { benchIngest, ingestChild } from './ingest.js';
 import { benchPublish, s3ServerChild } from './publish.js';
 import { benchRecords } from './records.js';
 import { snapshotBytes } from './snapshot.js';
 import { benchStatus } from './status.js';
-import { SMALL_SET_MAX } from '../src/api/participants/plan.js';
+import { CHUNK_ITEMS_ESTIMATE, SMALL_SET_MAX } from '../src/api/participants/plan.js';
 import { FILTER_COUNT_CAP } from '../src/api/schemas/constants.js';
 
 const self = fileURLToPath(import.meta.url);
@@ -81,6 +82,17 @@ program
   .option('--threshold <n>', 'names a gram must be held by to be frequent (more than this)', String(SMALL_SET_MAX))
   .action((o: { db: string; threshold: string }) => {
     const r = benchGrams(o.db, Number(o.threshold), FILTER_COUNT_CAP, progressLog(1));
+    process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
+  });
+
+program
+  .command('name-gram-spans')
+  .description('per gram of one or two code points of the participant names: its holders and the longest stretch of each stored order holding --limit + 1 of its matches (a page and the next), in chunks of --chunk-items (read-only)')
+  .requiredOption('--db <file>', 'the SQLite database (derived)')
+  .option('--limit <n>', 'matches a page holds', '200')
+  .option('--chunk-items <n>', 'participants per chunk of a main list', String(CHUNK_ITEMS_ESTIMATE))
+  .action((o: { db: string; limit: string; chunkItems: string }) => {
+    const r = benchNameGramSpans(o.db, Number(o.limit), Number(o.chunkItems), progressLog(1));
     process.stdout.write(`${JSON.stringify({ ...r, machine: machine() })}\n`);
   });
 
