@@ -284,7 +284,8 @@ export class Offload {
  */
 /**
  * The content-addressed files both threads wrote (the same content, from lists of the two threads: a
- * short name list and a trigram list of the same participants), before mergeRecords: in a directory
+ * run of participants that a short name list and another list both hold, such as a common gram's list
+ * and the main list's named participants in the name order), before mergeRecords: in a directory
  * that was empty each thread writes what its own sink has not put, so such a file was written twice
  * where one thread writes it once (the build's counts subtract them).
  */

@@ -224,7 +224,7 @@ export const trigramPartition = (trigram: string, sort: ParticipantSort = DEFAUL
 export const trigramOf = (partition: readonly string[]): string | null => (partition.length === 2 && partition[0] === TRIGRAMS_PARTITION && Array.from(partition[1]!).length === 3 ? partition[1]! : null);
 
 /**
- * The short name lists: per gram of one or two code points without a space (searchGramsOf), every
+ * The short name lists: per gram of one or two code points without a space (shortSearchGramsOf), every
  * named participant whose folded name holds it, stored where the trigram lists are (`_names/<gram>`:
  * the gram's length tells the kinds apart; the default order and TRIGRAM_ORDERS), counting
  * ORDERED_POSTINGS_COUNTED per index entry. A name search of one or two code points has no trigram;

@@ -405,6 +405,12 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // default order's (a snapshot written before the lists in TRIGRAM_ORDERS): the same participants.
   let rarestList: ListReader | null = null;
   let rarestSort: ParticipantSort = DEFAULT_SORT;
+  // A name list of a gram (trigram or short) in that order, else the default order's.
+  const namesInOrder = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
+  const openNameList = async (g: string): Promise<{ list: ListReader | null; sort: ParticipantSort }> => {
+    const l = namesInOrder === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, trigramPartition(g, namesInOrder));
+    return l !== null ? { list: l, sort: namesInOrder } : { list: await src.list(LIST_ROUTE, trigramPartition(g)), sort: DEFAULT_SORT };
+  };
   // With `registered=false`, the unregistered participants' name lists (where their table says the
   // snapshot has them): the rarest of the search's grams there, and its list in the walk's order.
   const unregisteredGrams = search !== null && search.kind === 'name' && p.registered === false ? unregisteredSearchGrams(search.text) : [];
@@ -420,7 +426,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     // most three code points, exactly), and the grams index counts them (its cells, or the list of
     // an infrequent gram, one file): walked, a page reads the chunks of its items only.
     rarest = { ...least, setMax: NAME_LIST_SET_MAX };
-    rarestSort = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
+    rarestSort = namesInOrder;
     if (least.count > 0) {
       const partition = unregisteredGramPartition(least.trigram, rarestSort);
       rarestList = await src.list(LIST_ROUTE, partition);
@@ -430,13 +436,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     // A text of one or two code points is the gram of a short name list, which holds its matches
     // exactly: its root in the walk's order, or the default order's. A snapshot written before these
     // lists has neither: the grams index plans it, as it did then (its list, or the main list walked).
-    const inOrder = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
-    let list = await src.list(LIST_ROUTE, trigramPartition(search.text, inOrder));
-    let sort = inOrder;
-    if (list === null && inOrder !== DEFAULT_SORT) {
-      list = await src.list(LIST_ROUTE, trigramPartition(search.text));
-      sort = DEFAULT_SORT;
-    }
+    const { list, sort } = await openNameList(search.text);
     if (list !== null) {
       rarest = { trigram: search.text, count: list.root.count, setMax: NAME_LIST_SET_MAX };
       rarestList = list;
@@ -444,18 +444,13 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
     }
   } else if (search !== null && search.kind === 'name') {
     const tris = searchTrigrams(search.text);
-    const inOrder = trigramSource(p.sort)?.sort ?? DEFAULT_SORT;
-    const openTrigram = async (t: string): Promise<{ list: ListReader | null; sort: ParticipantSort }> => {
-      const l = inOrder === DEFAULT_SORT ? null : await src.list(LIST_ROUTE, trigramPartition(t, inOrder));
-      return l !== null ? { list: l, sort: inOrder } : { list: await src.list(LIST_ROUTE, trigramPartition(t)), sort: DEFAULT_SORT };
-    };
     // Three trigrams or more: their sizes from the trigram table, then the rarest one's root only (a
     // snapshot without the table, written before it and the lists in TRIGRAM_ORDERS: every trigram's
     // root in the default order). Fewer: every trigram's root, in the requested order's lists.
     const short = tris.length < TRIGRAM_TABLE_MIN;
     const table = short ? null : await src.json<unknown>(TRIGRAMS_PATH);
     const counted = isTrigramCounts(table);
-    const roots = counted ? [] : await Promise.all(tris.map(async (t) => (short ? openTrigram(t) : { list: await src.list(LIST_ROUTE, trigramPartition(t)), sort: DEFAULT_SORT })));
+    const roots = counted ? [] : await Promise.all(tris.map(async (t) => (short ? openNameList(t) : { list: await src.list(LIST_ROUTE, trigramPartition(t)), sort: DEFAULT_SORT })));
     for (let i = 0; i < tris.length; i++) {
       const n = counted ? gramCount(table, tris[i]!) : (roots[i]?.list?.root.count ?? 0);
       if (rarest === null || n < rarest.count) {
@@ -463,7 +458,7 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
         ({ list: rarestList, sort: rarestSort } = roots[i] ?? { list: null, sort: DEFAULT_SORT });
       }
     }
-    if (counted && rarest !== null && rarest.count > 0) ({ list: rarestList, sort: rarestSort } = await openTrigram(rarest.trigram));
+    if (counted && rarest !== null && rarest.count > 0) ({ list: rarestList, sort: rarestSort } = await openNameList(rarest.trigram));
   }
   // A combination of filters reads the facet cube anyway (its count, the walk weighed against the cell
   // list): the totals of its values come from the cube, not from the main root and the smp and ap
