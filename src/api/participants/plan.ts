@@ -42,10 +42,11 @@ export const DEFAULT_SORT: ParticipantSort = 'first_seen.desc';
 export const SMALL_SET_MAX = 1024;
 /**
  * The participant lists' chunks hold at least this many items before a content-defined boundary
- * (src/render/lists.ts): a page of up to 200 items plus the one after it spans at most three chunks
- * where the matches are dense.
+ * (src/render/lists.ts): a page of up to 200 items plus the one after it spans at most two chunks
+ * where the matches are dense, and a sparse walk reads about half as many files as with 128 (the
+ * decision and its costs: docs/snapshot-format.md "Participants").
  */
-export const LIST_CHUNK_MIN_ITEMS = 128;
+export const LIST_CHUNK_MIN_ITEMS = 256;
 /**
  * Most values of one posting dimension (country, scheme, smp, ap) a page reads value by value: the
  * posting roots that give the smp and ap totals, and the lists of a small set. A dimension with more
@@ -194,9 +195,9 @@ export function cellKey(item: ParticipantListItem): SortKey {
 }
 /**
  * Items per chunk the shim assumes when it weighs a walk against reading a combination's runs: the
- * participant lists' chunks hold at least LIST_CHUNK_MIN_ITEMS (140 measured at `peppol`).
+ * participant lists' chunks hold at least LIST_CHUNK_MIN_ITEMS (271 on average at `peppol`).
  */
-export const CHUNK_ITEMS_ESTIMATE = 140;
+export const CHUNK_ITEMS_ESTIMATE = 270;
 
 /**
  * The key derivations of the participant lists' roots (format list@3, src/edge/derived-keys.ts): their
