@@ -854,9 +854,14 @@ export async function benchApi(o: ApiBenchOptions, log: (s: string) => void): Pr
   if (o.walks) {
     log(`participant list walks: the query mix of bench/participant-walks.ts, at most ${o.walkPages} pages per walk`);
     const pools = poolsFromSnapshot(path.resolve(o.out), new Rng(o.seed));
+    const fromSnapshot = pools.participants.length;
     if (o.db) addPoolsFromDb(pools, o.db, new Rng(o.seed));
-    const named = pools.participants.filter((p) => p.name !== null);
-    walks = await benchParticipantWalks({ out: o.out, maxPages: Math.max(1, o.walkPages), walkBudgetMs: 120_000, names: named.map((p) => p.name!), ids: pools.participants }, log);
+    // With a database, its sample first: the texts and ids of the mix are then the same over any
+    // snapshot of that database (the snapshot's sample comes from chunks drawn at random, which
+    // differ with the lists' chunking), so two snapshots can be compared request by request.
+    const sample = [...pools.participants.slice(fromSnapshot), ...pools.participants.slice(0, fromSnapshot)];
+    const named = sample.filter((p) => p.name !== null);
+    walks = await benchParticipantWalks({ out: o.out, maxPages: Math.max(1, o.walkPages), walkBudgetMs: 120_000, names: named.map((p) => p.name!), ids: sample }, log);
   }
   const loadAfter = loadavg();
   log('');
