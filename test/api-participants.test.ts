@@ -1345,6 +1345,38 @@ describe('participants.list: name searches counted by the grams index', () => {
     expect(none.paths.filter((p) => p.startsWith('c/'))).toEqual([]);
   });
 
+  it('a page after the first whose text is the gram of the list it walks (a short name list, a trigram list) reads no dictionary; the first page of a filtered search that walks reads the facet cube instead of its value\'s root and the main root', async () => {
+    const smp = big.prepare('SELECT smp FROM participant_list WHERE smp IS NOT NULL GROUP BY smp ORDER BY count(*) DESC, smp LIMIT 1').pluck().get() as string;
+    const MAIN_ROOTS = MAIN_LIST_SORTS.map((sort) => listRootPath('participants.list', mainPartition(sort)));
+    const smpRoot = /^i\/participants\.list\/(?:[^/]+\/)?smp\//;
+    const names = (big.prepare('SELECT name FROM participant_list WHERE name IS NOT NULL').pluck().all() as string[]).map(foldName);
+    const rarest = Math.min(...searchTrigrams('alpha gamma').map((t) => names.filter((n) => n.includes(t)).length));
+    expect(big.prepare('SELECT count(*) FROM participant_list WHERE smp = ?').pluck().get(smp) as number).toBeGreaterThan(rarest);
+    for (const sort of PARTICIPANT_SORTS) {
+      // `ka` has a short name list and `lta` a trigram list, each of over SMALL_SET_MAX names: walked.
+      for (const q of ['ka', 'lta']) {
+        expect(everyMatchIn(big, { q }).length, q).toBeGreaterThan(SMALL_SET_MAX);
+        const first = await page({ q, sort, limit: '7' });
+        expect(first.body.next_cursor, `${q} ${sort}`).not.toBeNull();
+        const second = await page({ q, sort, limit: '7', cursor: first.body.next_cursor! });
+        expect(second.body.items, `${q} ${sort}`).toHaveLength(7);
+        expect(second.paths.filter((p) => p.startsWith(GRAMS_PREFIX)), `${q} ${sort}`).toEqual([]);
+      }
+      // A longer text may be no frequent gram: a later page still looks it up.
+      const first = await page({ q: 'alpha gamma', sort, limit: '7' });
+      const second = await page({ q: 'alpha gamma', sort, limit: '7', cursor: first.body.next_cursor! });
+      expect(second.paths.some((p) => p.startsWith(`${GRAMS_PREFIX}dict/`)), sort).toBe(true);
+      // A frequent text with one SMP: counted from its cells of the cube, and the cube gives the SMP's
+      // total and everyone's, so neither the SMP's root nor a main root is read unless walked.
+      const filtered = await page({ q: 'alpha gamma', smp, sort, limit: '7' });
+      expect(filtered.body.meta?.filter_count, sort).toBe(everyMatchIn(big, { q: 'alpha gamma', smp }).length);
+      expect(filtered.paths, sort).toContain(CUBE_PATH);
+      expect(filtered.paths.filter((p) => MAIN_ROOTS.includes(p)), sort).toEqual([]);
+      // The SMP holds more participants than the text's rarest trigram: that trigram's list is walked.
+      expect(filtered.paths.filter((p) => smpRoot.test(p)), sort).toEqual([]);
+    }
+  });
+
   it('a search with registered=false reads the unregistered name lists\' table and walks its rarest gram\'s list there, in the requested order: full pages as the oracle, the matches most of what it reads', async () => {
     const table = readStoredJson(path.join(dir, UNREGISTERED_GRAMS_PATH)) as GramCountTable<string>;
     expect(gramCount(table, 'kap')).toBe(everyMatchIn(big, { q: 'kap', registered: 'false' }).length);

@@ -466,7 +466,11 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
   // An unregistered name list holds a subset of the registered=false posting list: that list is no
   // source then, and its size is not read.
   const planned = plannedPostingDimensions(p).filter((d) => !(unregisteredLists && d === 'registered'));
-  const cube = activeDimensions(p).length >= 2 && (search === null || search.kind === 'name') ? await cubeIfAny(src, memo) : null;
+  // So does the first page of a filtered name search with no small candidate set of its own: a frequent
+  // text counts its matches in the cube's cells (gramCubeCounts), and otherwise the cube replaces the
+  // roots it would read for its values' totals and its total_count (one file for two or more).
+  const searchCube = p.cursor === undefined && search?.kind === 'name' && activeDimensions(p).length > 0 && (rarest === null || rarest.count > (rarest.setMax ?? SMALL_SET_MAX));
+  const cube = (activeDimensions(p).length >= 2 && (search === null || search.kind === 'name')) || searchCube ? await cubeIfAny(src, memo) : null;
   for (const d of planned) {
     const values = acceptedValues(p, d);
     // The lists of the requested order where the dimension has them (the same items in another order;
@@ -505,8 +509,12 @@ const composeList: ComposeFn<'participants.list'> = async (p, src) => {
       memo.gramCells = new Set(cells.cells);
     }
   }
-  // Otherwise the dictionary (a first page: when the cell shard is there, so the index is).
-  if (gramIndexed && gram === null && (p.cursor !== undefined || gramBytes !== null)) {
+  // Otherwise the dictionary (a first page: when the cell shard is there, so the index is). A page after
+  // the first whose text is the gram of the list it would walk (a short name list, a trigram list, an
+  // unregistered name list of a text of at most three code points) needs no lookup: that list holds
+  // exactly its matches, and one of at most GRAM_THRESHOLD items is at most four chunks from the cursor.
+  const exactList = rarestList !== null && search?.kind === 'name' && rarest?.trigram === search.text;
+  if (gramIndexed && gram === null && ((p.cursor !== undefined && !exactList) || gramBytes !== null)) {
     const dict = await src.json<unknown>(gramDictPath(gramDictShard(search.text)));
     if (dict !== null) {
       if (!isGramDict(dict)) throw new SnapshotFormatError(`malformed ${gramDictPath(gramDictShard(search.text))}`);
