@@ -89,7 +89,7 @@ export interface BuildSummary {
     /** The event feed's lists: which partitions were written (src/render/routes/events.ts). */
     events: EventsReport | null;
     /** The grams index of the name searches: written, or kept as the previous build wrote it (src/render/grams.ts). */
-    grams: 'written' | 'kept' | null;
+    grams: 'written' | 'updated' | 'kept' | null;
     /** 2 when a worker thread shared the render (src/render/offload.ts), else 1. */
     threads: 1 | 2;
     /**
@@ -317,6 +317,7 @@ function renderWith(
     );
     if (offload !== null) ctx.elsewhere = new Set(offload.routes);
     ctx.gramsDue = gramsDue;
+    ctx.gramsStatePath = gramsStatePathOf(state.file);
     // The discovery documents depend on the configuration, not on the database. openapi.json is complete
     // for the snapshot's policy and base URL; the edge serves it regenerated from its components.schemas
     // for the policy in force and the origin serving it (src/edge/openapi.ts).
@@ -435,7 +436,7 @@ function startOffload(
     gramsDue: boolean;
   },
 ): Offload {
-  const job = { dbPath: opts.dbPath, outDir: opts.outDir, recordsPath: a.recordsPath, nowMs: opts.nowMs, opts: a.renderOpts, fresh: a.emptyAtStart };
+  const job = { dbPath: opts.dbPath, outDir: opts.outDir, recordsPath: a.recordsPath, nowMs: opts.nowMs, opts: a.renderOpts, fresh: a.emptyAtStart, gramsStatePath: gramsStatePathOf(a.state.file) };
   if (plan.mode === 'full') {
     return Offload.start({ ...job, routes: OFFLOADED_ROUTES, stateFile: a.recorded === null ? null : a.state.file, packs: { min: 0, max: RECORD_PACKS - 1 }, incremental: null });
   }
@@ -445,9 +446,12 @@ function startOffload(
     routes: INCREMENTAL_OFFLOADED_ROUTES,
     stateFile: a.state.file,
     packs: { min: 0, max: a.changedPacks.length - 1 },
-    incremental: { since: plan.since, upto: a.upto, participants: a.changedUnits, gramsDue: a.gramsDue },
+    incremental: { since: plan.since, upto: a.upto, participants: a.changedUnits, gramsDue: a.gramsDue, listParticipants: a.gramsDue ? (a.db.prepare('SELECT participant_id FROM temp.render_list_participants').pluck().all() as number[]) : [] },
   });
 }
+
+/** Where the grams index keeps its state between builds (src/render/grams-model.ts): beside the build's state file. */
+export const gramsStatePathOf = (stateFile: string): string => `${stateFile}-grams`;
 
 /** The manifest.json an earlier build wrote (the plan checked its hash). */
 function readManifest(outDir: string): Manifest {

@@ -252,7 +252,7 @@ export class RenderContext {
   /** Set by the event lists' renderer. */
   eventsReport: EventsReport | null = null;
   /** Set by the grams index's renderer: whether it wrote the index or kept the previous build's (gramsDue). */
-  gramsReport: 'written' | 'kept' | null = null;
+  gramsReport: 'written' | 'updated' | 'kept' | null = null;
   /** Counted by the record packs' renderer (this thread's share). */
   readonly recordsReport: RecordsReport = { packs: 0, rendered: 0, kept: 0 };
   /** Set by the participant lists' renderer. */
@@ -268,6 +268,11 @@ export class RenderContext {
    * GRAMS_UNIT) are kept as the previous build wrote them: the index is made of the list items only.
    */
   gramsDue = true;
+  /**
+   * Where the grams index keeps its state between builds (src/render/grams-model.ts, beside the build's
+   * state file); null: none, the index is mined from every name.
+   */
+  gramsStatePath: string | null = null;
   /** Set by the uptime lists' renderer. */
   uptimeReport: UptimeReport | null = null;
 

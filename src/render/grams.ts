@@ -1,7 +1,8 @@
 // The grams index of the participant list's name searches (src/api/participants/grams.ts;
 // docs/snapshot-format.md "Counting name searches: the grams index"): mined from the named
-// participants' folded names and written in full by every build (unit 0: the files that did not
-// change are not written again).
+// participants' folded names by a full build, updated from the changed participants by an incremental
+// one (src/render/grams-model.ts: updateGrams below); the files whose bytes did not change are not
+// written again.
 //
 // The miner works level by level (Apriori): a gram of ℓ + 1 code points can be frequent only if its
 // two grams of ℓ are, so each level counts, at each position whose gram of ℓ code points and the next
@@ -11,11 +12,16 @@
 // grouped by facet cell, so each frequent gram's participants per cell are counted as they come.
 import { allGramCells, codePointsOf, encodeGramCells, GRAM_CELL_SHARDS, GRAM_CELLS_FORMAT, GRAM_DICT_FORMAT, GRAM_DICT_SHARDS, GRAM_LIST_FORMAT, GRAM_THRESHOLD, gramCellShard, gramCellsPath, gramDictPath, gramDictShard, gramListPath, GRAMS_PREFIX, isGramDict, isGramList, type GramDict } from '../api/participants/grams.js';
 import { cubeOf, FACET_DIMENSIONS, type FacetTuple } from '../api/participants/facets.js';
-import { DEFAULT_SORT, expandParticipant, foldName, listKey, listOrder, storeParticipant } from '../api/participants/plan.js';
+import { DEFAULT_SORT, expandParticipant, foldName, listKey, listOrder, storeParticipant, type StoredParticipant } from '../api/participants/plan.js';
 import { orderDirs } from '../api/routes/request.js';
 import { curatedSeatNames, facetTupleRows, LIST_COLUMNS, listItemOf, orderSql, type ListRow } from '../api/participants/query.js';
 import { compareCodePoints, compareKeys, type SortKey } from '../api/sort-keys.js';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { GRAMS_UNIT, type RenderContext } from './context.js';
+import { loadGramsState, minedOfModel, modelOfMined, NameTable, saveGramsState, updateModel, type GramName, type GramNameChange } from './grams-model.js';
+import { readStored } from './stored.js';
+import type { ParticipantListItem } from '../api/schemas/index.js';
 
 /** Not a route: the part of participants.list that writes the grams index (a worker's, where there is one). */
 export const GRAMS_PART = 'participants.list:grams';
@@ -48,7 +54,17 @@ export interface MinedGrams {
   shortInfrequent: Map<string, string>;
   /** Each minimal infrequent gram of one, two, four or more code points, with its names (ascending). */
   lists: Array<{ gram: string; names: Int32Array }>;
+  /** Each minimal infrequent gram of three code points (not listed: its trigram list holds it), with its names. */
+  minimalTrigrams: Array<{ gram: string; names: Int32Array }>;
+  /**
+   * The names holding each infrequent gram the grams model tracks (src/render/grams-model.ts): those
+   * of one or two code points, the minimal ones and the extensions of the frequent ones.
+   */
+  tracked: Map<string, number>;
 }
+
+/** What the index's files are written from (gramFiles): the miner's findings but what only the grams model keeps. */
+export type IndexGrams = Omit<MinedGrams, 'minimalTrigrams' | 'tracked'>;
 
 /** A growable Int32Array. */
 class Ints {
@@ -222,6 +238,12 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
   const ext = new Map<number, Map<number, number>>();
   const shortInfrequent = new Map<string, string>();
   const lists: Array<{ gram: string; names: Int32Array }> = [];
+  const minimalTrigrams: Array<{ gram: string; names: Int32Array }> = [];
+  const tracked = new Map<string, number>();
+  /** The infrequent candidates of a level, with their counts (tracked). */
+  const trackInfrequent = (): void => {
+    for (let c = 0; c < cand.size; c++) if (freqOf[c]! < 0 && candCount.get(c) > 0) tracked.set(candText(c), candCount.get(c));
+  };
 
   // Candidates of a level; their frequent id (-1 infrequent).
   const cand = new Candidates();
@@ -240,7 +262,8 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
     for (let i = 0; i < posts.cand.n; i++) flat[at[posts.cand.get(i)]!++] = posts.name.get(i);
     for (let c = 0; c < nC; c++) {
       if (start[c + 1] === start[c]) continue;
-      lists.push({ gram: candText(c), names: flat.slice(start[c]!, start[c + 1]!).sort() });
+      const gram = candText(c);
+      (Array.from(gram).length === 3 ? minimalTrigrams : lists).push({ gram, names: flat.slice(start[c]!, start[c + 1]!).sort() });
     }
     posts.cand.n = posts.name.n = 0;
   };
@@ -250,6 +273,24 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
   let freqOf = new Int32Array(cand.size).fill(-1);
   let levelFrom = gramText.length;
   for (let c = 0; c < cand.size; c++) if (candCount.get(c) > threshold) freqOf[c] = newGram(candText(c), candCount.get(c));
+  trackInfrequent();
+  // The grams of two code points with an infrequent one, which no level counts: counted here.
+  {
+    const infrequent = new Uint8Array(0x110000);
+    for (let c = 0; c < cand.size; c++) if (freqOf[c]! < 0) infrequent[cand.cp.get(c)] = 1;
+    const infrequentCp = (cp: number): boolean => infrequent[cp] === 1;
+    const seen = new Set<string>();
+    for (let k = 0; k < nNames; k++) {
+      seen.clear();
+      for (let i = starts[k]!; i + 1 < starts[k + 1]!; i++) {
+        if (!infrequentCp(cps[i]!) && !infrequentCp(cps[i + 1]!)) continue;
+        const two = String.fromCodePoint(cps[i]!, cps[i + 1]!);
+        if (seen.has(two)) continue;
+        seen.add(two);
+        tracked.set(two, (tracked.get(two) ?? 0) + 1);
+      }
+    }
+  }
   let active: Int32Array;
   {
     const keep = new Ints();
@@ -302,10 +343,10 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
     levelFrom = gramText.length;
     freqOf = new Int32Array(cand.size).fill(-1);
     for (let c = 0; c < cand.size; c++) if (candCount.get(c) > threshold) freqOf[c] = newGram(candText(c), candCount.get(c));
+    trackInfrequent();
     // Assign: the frequent grams of len + 1 at each position, their cells; the infrequent ones' lists
     // (not trigrams: their trigram lists hold them), extensions and short grams.
     const keep = new Ints();
-    const listed = len + 1 !== 3;
     for (const k of active) {
       const end = starts[k + 1]!;
       const cell = cellOf[k]!;
@@ -332,7 +373,8 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
           }
           a = cand.parent.get(c);
           mlen = len + 1;
-          if (listed && candPosted.get(c) !== k) {
+          // Trigrams too (minimalTrigrams: the grams model keeps their names; their trigram lists are the index's).
+          if (candPosted.get(c) !== k) {
             candPosted.set(c, k);
             posts.cand.push(c);
             posts.name.push(k);
@@ -355,11 +397,11 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
     // The names still holding a frequent gram, in cell order (visit order).
     active = keep.a.slice(0, keep.n);
     flushRuns(levelFrom, gramText.length);
-    if (listed) collectLists();
-    else posts.cand.n = posts.name.n = 0;
+    collectLists();
   }
   for (let e = 0; e < exts.size; e++) {
     const a = exts.parent.get(e);
+    tracked.set(gramText[a]! + String.fromCodePoint(exts.cp.get(e)), exts.count.get(e));
     let m = ext.get(a);
     if (m === undefined) ext.set(a, (m = new Map()));
     m.set(exts.cp.get(e), extLen.get(e));
@@ -378,7 +420,7 @@ export function mineGrams(names: GramNames, threshold: number): MinedGrams {
     cell[j] = triples.cell.get(i);
     cellCount[j] = triples.count.get(i);
   }
-  return { frequent: gramText, df: df.a.slice(0, df.n), cellStart, cell, cellCount, ext, shortInfrequent, lists };
+  return { frequent: gramText, df: df.a.slice(0, df.n), cellStart, cell, cellCount, ext, shortInfrequent, lists, minimalTrigrams, tracked };
 }
 
 /** A JSON object's text from pairs, keys in code-point order (whatever they look like). */
@@ -417,7 +459,7 @@ export class ItemArena {
 }
 
 /** The files of the grams index (path → bytes) from what was mined, `items` the names' stored list items (JSON texts, or an arena of them). */
-export function gramFiles(mined: MinedGrams, items: readonly string[] | ItemArena, put: (path: string, bytes: Uint8Array, type: string) => void): { dict: number; cells: number; lists: number } {
+export function gramFiles(mined: IndexGrams, items: readonly string[] | ItemArena, put: (path: string, bytes: Uint8Array, type: string) => void): { dict: number; cells: number; lists: number } {
   const frequentOf: Array<Array<[string, string]>> = Array.from({ length: GRAM_DICT_SHARDS }, () => []);
   const infrequentOf: Array<Array<[string, string]>> = Array.from({ length: GRAM_DICT_SHARDS }, () => []);
   mined.frequent.forEach((gram, g) => {
@@ -455,9 +497,11 @@ export function gramFiles(mined: MinedGrams, items: readonly string[] | ItemAren
 }
 
 /**
- * Writes the grams index: reads the named participants in the default order (their list items and
- * folded names), numbers their facet cells as the facet cube does (every participant's tuples, the
- * unnamed ones' too), mines and writes.
+ * Writes the grams index. A full build (or one without the previous build's state) reads the named
+ * participants in the default order (their list items and folded names), numbers their facet cells as
+ * the facet cube does (every participant's tuples, the unnamed ones' too), mines and writes, and saves
+ * the state (src/render/grams-model.ts); an incremental one updates that state from the changed
+ * participants and writes what it changed (updateGrams).
  */
 export function renderGrams(ctx: RenderContext, threshold = GRAM_THRESHOLD): void {
   // No list item may differ since the previous build: its files (their unit not retired) are the index.
@@ -465,9 +509,75 @@ export function renderGrams(ctx: RenderContext, threshold = GRAM_THRESHOLD): voi
     ctx.gramsReport = 'kept';
     return;
   }
-  ctx.inUnit(GRAMS_UNIT, () => writeGrams(ctx, threshold));
-  ctx.gramsReport = 'written';
+  let updated = false;
+  ctx.inUnit(GRAMS_UNIT, () => {
+    updated = ctx.participants === 'changed' && updateGrams(ctx, threshold);
+    if (!updated) writeGrams(ctx, threshold);
+  });
+  ctx.gramsReport = updated ? 'updated' : 'written';
 }
+
+/** The gram lists' path prefix (each list is a kept list of its own: ListStore). */
+const GRAM_LISTS_PREFIX = `${GRAMS_PREFIX}list/`;
+
+/** The digest of a grams index's dictionary and cell shards (their bytes, shard by shard): what its state is the model of. */
+function gramFilesDigest(bytesOf: (rel: string) => Uint8Array | null): string | null {
+  const h = createHash('sha256');
+  for (let s = 0; s < GRAM_DICT_SHARDS; s++) {
+    const b = bytesOf(gramDictPath(s));
+    if (b === null) return null;
+    h.update(b);
+  }
+  for (let s = 0; s < GRAM_CELL_SHARDS; s++) {
+    const b = bytesOf(gramCellsPath(s));
+    if (b === null) return null;
+    h.update(b);
+  }
+  return h.digest('hex');
+}
+
+/**
+ * A sink for the grams index's files: a gram list under a unit of its own (a kept list, so that an
+ * incremental build writes only the lists that changed), the shards under the current unit; it keeps
+ * the shards' bytes for the state's digest.
+ */
+function gramsSink(ctx: RenderContext): { put: (rel: string, bytes: Uint8Array, type: string) => void; shards: Map<string, Uint8Array>; lists: Set<string> } {
+  const shards = new Map<string, Uint8Array>();
+  const lists = new Set<string>();
+  return {
+    shards,
+    lists,
+    put: (rel, bytes, type) => {
+      if (rel.startsWith(GRAM_LISTS_PREFIX) && ctx.lists !== undefined) {
+        lists.add(rel);
+        ctx.unitSink(ctx.lists.unit(rel)).put(rel, bytes, type, 'mutable');
+        return;
+      }
+      if (!rel.startsWith(GRAM_LISTS_PREFIX)) shards.set(rel, bytes);
+      ctx.sink.put(rel, bytes, type, 'mutable');
+    },
+  };
+}
+
+/** A participant's facet tuple as the grams index keys it. */
+const tupleKey = (t: ReadonlyArray<string | null>): string => JSON.stringify(t);
+
+/** The facet cube's cell of each tuple (cubeOf's canonical order over every participant's tuple). */
+function cubeCellsOf(db: RenderContext['db']): Map<string, number> {
+  const cube = cubeOf(facetTupleRows(db), { scheme: () => null, ap: () => null });
+  const cellIndex = new Map<string, number>();
+  const n = cube.cells.length / (FACET_DIMENSIONS.length + 1);
+  for (let c = 0; c < n; c++) {
+    const tuple = FACET_DIMENSIONS.map((dim, d) => {
+      const code = cube.cells[c * (FACET_DIMENSIONS.length + 1) + d]!;
+      return code < 0 ? null : cube.values[dim][code]!;
+    });
+    cellIndex.set(tupleKey(tuple), c);
+  }
+  return cellIndex;
+}
+
+const itemTuple = (item: ParticipantListItem): FacetTuple => [item.country, item.scheme, item.registered ? 'true' : 'false', item.provenance, item.smp, item.ap_seat_id];
 
 function writeGrams(ctx: RenderContext, threshold: number): void {
   const { db } = ctx;
@@ -477,59 +587,235 @@ function writeGrams(ctx: RenderContext, threshold: number): void {
   const items = new ItemArena();
   const cpsOut = new Ints(1 << 20);
   const starts = new Ints(1 << 16);
+  const ids = new Ints(1 << 16);
+  const folded: string[] = [];
   const tupleIds = new Map<string, number>();
   const tuples: Array<{ tuple: FacetTuple; count: number }> = [];
   const tupleOf = new Ints(1 << 16);
-  const rows = db.prepare(`SELECT ${LIST_COLUMNS} FROM participant_list WHERE name IS NOT NULL ORDER BY ${orderSql(listOrder(DEFAULT_SORT))}`).iterate() as IterableIterator<ListRow>;
+  const rows = db.prepare(`SELECT participant_id, ${LIST_COLUMNS} FROM participant_list WHERE name IS NOT NULL ORDER BY ${orderSql(listOrder(DEFAULT_SORT))}`).iterate() as IterableIterator<ListRow & { participant_id: number }>;
   for (const r of rows) {
     const item = listItemOf(r, seatNames);
     items.add(JSON.stringify(storeParticipant(item)));
     starts.push(cpsOut.n);
-    const folded = foldName(r.name!);
-    for (let i = 0; i < folded.length; i++) {
-      const cp = folded.codePointAt(i)!;
+    ids.push(r.participant_id);
+    const name = foldName(r.name!);
+    folded.push(name);
+    for (let i = 0; i < name.length; i++) {
+      const cp = name.codePointAt(i)!;
       cpsOut.push(cp);
       if (cp > 0xffff) i++;
     }
-    const key = `${item.country ?? '\u0000'}\u0001${item.scheme}\u0001${item.registered ? 't' : 'f'}\u0001${item.provenance}\u0001${item.smp ?? '\u0000'}\u0001${item.ap_seat_id ?? '\u0000'}`;
+    const tuple = itemTuple(item);
+    const key = tupleKey(tuple);
     let t = tupleIds.get(key);
     if (t === undefined) {
       tupleIds.set(key, (t = tuples.length));
-      tuples.push({ tuple: [item.country, item.scheme, item.registered ? 'true' : 'false', item.provenance, item.smp, item.ap_seat_id], count: 0 });
+      tuples.push({ tuple, count: 0 });
     }
     tuples[t]!.count++;
     tupleOf.push(t);
     if (items.size % 500_000 === 0) ctx.progress(`render: ${GRAMS_PART}: ${items.size} names read`);
   }
   starts.push(cpsOut.n);
-  // The facet cube's cell order (cubeOf: canonical), over every participant's tuple: the unnamed
-  // participants' tuples too (counted with the named ones': a tuple is one cell).
+  const cellIndex = cubeCellsOf(db);
   const named = tuples.length;
-  const byTuple = new Map(tuples.map((t, i) => [JSON.stringify(t.tuple), i]));
-  for (const r of facetTupleRows(db, ['name IS NULL'])) {
-    const key = JSON.stringify(r.tuple);
-    const t = byTuple.get(key);
-    if (t === undefined) {
-      byTuple.set(key, tuples.length);
-      tuples.push({ tuple: r.tuple, count: r.count });
-    } else tuples[t]!.count += r.count;
-  }
-  const cube = cubeOf(tuples, { scheme: () => null, ap: () => null });
-  const cellIndex = new Map<string, number>();
-  const n = cube.cells.length / (FACET_DIMENSIONS.length + 1);
-  for (let c = 0; c < n; c++) {
-    const tuple = FACET_DIMENSIONS.map((dim, d) => {
-      const code = cube.cells[c * (FACET_DIMENSIONS.length + 1) + d]!;
-      return code < 0 ? null : cube.values[dim][code]!;
-    });
-    cellIndex.set(JSON.stringify(tuple), c);
-  }
-  const cellOfTuple = tuples.slice(0, named).map((t) => cellIndex.get(JSON.stringify(t.tuple))!);
+  const cellOfTuple = tuples.map((t) => cellIndex.get(tupleKey(t.tuple))!);
   const cellOf = new Int32Array(items.size);
   for (let k = 0; k < items.size; k++) cellOf[k] = cellOfTuple[tupleOf.get(k)]!;
   const mined = mineGrams({ cps: cpsOut.a.subarray(0, cpsOut.n), starts: starts.a.slice(0, starts.n), cellOf }, threshold);
   ctx.progress(`render: ${GRAMS_PART}: ${mined.frequent.length} frequent grams, ${mined.lists.length} gram lists`);
-  gramFiles(mined, items, (path, bytes, type) => ctx.sink.put(path, bytes, type, 'mutable'));
+  const sink = gramsSink(ctx);
+  gramFiles(mined, items, sink.put);
+  // An incremental build that wrote the index whole: the lists it did not write again are gone.
+  if (ctx.lists?.patchable === true) for (const root of ctx.lists.roots(GRAM_LISTS_PREFIX)) if (!sink.lists.has(root)) ctx.lists.drop(root);
+  if (ctx.gramsStatePath !== null) {
+    // The state: the names by participant (cells numbered by tuple), and the model of them.
+    const names = NameTable.fromArrays(ids.a.subarray(0, ids.n), tupleOf.a.subarray(0, tupleOf.n), folded);
+    folded.length = 0;
+    // The model from what the miner counted, its cells numbered by tuple.
+    const tupleOfCell = new Map(cellOfTuple.slice(0, named).map((c, t) => [c, t]));
+    const model = modelOfMined(mined, threshold, ids.a, (c) => tupleOfCell.get(c)!);
+    const digest = gramFilesDigest((rel) => sink.shards.get(rel) ?? null)!;
+    saveGramsState(ctx.gramsStatePath, { threshold, digest, tuples: tuples.slice(0, named).map((t) => t.tuple), names, model });
+  }
+}
+
+/** A stored item's text up to its value and the comma after it: `["<scheme>","<value>",`. */
+function idPrefixOf(text: string): string {
+  let strings = 0;
+  for (let i = 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: to its closing quote.
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+      if (++strings === 2) return text.slice(0, i + 2);
+    }
+  }
+  return text;
+}
+
+/** The items of a gram list's text (gramFiles' layout), each as written; null when it is not laid out so. */
+function gramListItems(text: string): string[] | null {
+  const head = `{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[`;
+  if (!text.startsWith(head) || !text.endsWith(']}')) return null;
+  const out: string[] = [];
+  const end = text.length - 2;
+  let depth = 0;
+  let inString = false;
+  let from = head.length;
+  for (let i = head.length; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) depth++;
+    else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x2c && depth === 0) {
+      out.push(text.slice(from, i));
+      from = i + 1;
+    }
+  }
+  if (end > from) out.push(text.slice(from, end));
+  return out;
+}
+
+/**
+ * Updates the grams index from the previous build's state and the changed participants
+ * (`temp.render_list_participants`): the model (src/render/grams-model.ts updateModel), then every
+ * dictionary and cell shard (unchanged ones are not written again) and the gram lists whose
+ * participants changed; saves the state. False (nothing written) when there is no usable state: no
+ * state file, another threshold, or shards that are not the ones it was saved with.
+ */
+function updateGrams(ctx: RenderContext, threshold: number): boolean {
+  const file = ctx.gramsStatePath;
+  if (file === null || ctx.lists?.patchable !== true) return false;
+  const st = loadGramsState(file);
+  if (st === null || st.threshold !== threshold) return false;
+  const outDir = ctx.sink.outDir;
+  const readOut = (rel: string): Uint8Array | null => {
+    try {
+      return readStored(path.join(outDir, rel));
+    } catch {
+      return null;
+    }
+  };
+  if (gramFilesDigest(readOut) !== st.digest) return false;
+  const { db } = ctx;
+  const seatNames = curatedSeatNames(db);
+  const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
+  const rows = db
+    .prepare(
+      `SELECT u.participant_id AS id, p.pid AS id_pid, l.participant_id AS present, ${cols}
+       FROM temp.render_list_participants u JOIN participants p ON p.id = u.participant_id
+       LEFT JOIN participant_list l ON l.participant_id = u.participant_id`,
+    )
+    .all() as Array<ListRow & { id: number; id_pid: string; present: number | null }>;
+  const tupleIds = new Map(st.tuples.map((t, i) => [tupleKey(t), i]));
+  const order = listOrder(DEFAULT_SORT);
+  const dirs = orderDirs(order);
+  /** The changed participants' items now (named ones), their keys, and how their stored items begin. */
+  const now = new Map<number, { text: string; key: SortKey }>();
+  const prefixes = new Set<string>();
+  const changes: GramNameChange[] = [];
+  for (const r of rows) {
+    const sep = r.id_pid.indexOf('::');
+    prefixes.add(`[${JSON.stringify(r.id_pid.slice(0, sep))},${JSON.stringify(r.id_pid.slice(sep + 2))},`);
+    let after: GramName | null = null;
+    if (r.present !== null && r.name !== null) {
+      const item = listItemOf(r, seatNames);
+      const key = tupleKey(itemTuple(item));
+      let t = tupleIds.get(key);
+      if (t === undefined) {
+        tupleIds.set(key, (t = st.tuples.length));
+        st.tuples.push(itemTuple(item));
+      }
+      after = { name: foldName(r.name), cell: t };
+      now.set(r.id, { text: JSON.stringify(storeParticipant(item)), key: listKey(order, item) });
+    }
+    changes.push({ id: r.id, before: st.names.get(r.id) ?? null, after });
+  }
+  const wasMinimal = new Set(st.model.holders.keys());
+  const update = updateModel(st.model, st.names, changes);
+  ctx.progress(`render: ${GRAMS_PART}: ${changes.length} names changed, ${update.changedLists.size} gram lists changed, ${update.droppedLists.size} dropped${update.scanned > 0 ? `, ${update.scanned} names scanned` : ''}`);
+
+  // The shards: every frequent gram's cells numbered as this build's cube numbers them.
+  const cellIndex = cubeCellsOf(db);
+  const cubeCell = (t: number): number => {
+    const c = cellIndex.get(tupleKey(st.tuples[t]!));
+    if (c === undefined) throw new Error(`the grams state counts participants in a cell the facet cube does not have: ${tupleKey(st.tuples[t]!)}`);
+    return c;
+  };
+  const sink = gramsSink(ctx);
+  gramFiles(minedOfModel(st.model, null, cubeCell), [], sink.put);
+
+  // The gram lists (not trigrams: their trigram lists hold them).
+  const head = enc.encode(`{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[`);
+  const store = ctx.lists!;
+  const missing: number[] = [];
+  const lists: Array<{ gram: string; items: Array<{ text: string; key?: SortKey }> | null }> = [];
+  for (const gram of update.changedLists) {
+    if (codePointsOf(gram).length === 3) continue;
+    const root = gramListPath(gram);
+    const holders = st.model.holders.get(gram)!;
+    // A list minimal before keeps its items but the changed participants'; a new one is read whole.
+    const prev = wasMinimal.has(gram) && store.has(root) ? readOut(root) : null;
+    const kept = prev === null ? null : gramListItems(new TextDecoder().decode(prev));
+    if (kept === null) {
+      for (const id of holders) if (!now.has(id)) missing.push(id);
+      lists.push({ gram, items: null });
+      continue;
+    }
+    const items: Array<{ text: string; key?: SortKey }> = kept.filter((t) => !prefixes.has(idPrefixOf(t))).map((text) => ({ text }));
+    lists.push({ gram, items });
+  }
+  // The items of participants that did not change, for lists new to this build.
+  const others = new Map<number, { text: string; key: SortKey }>();
+  const byId = db.prepare(`SELECT participant_id, ${LIST_COLUMNS} FROM participant_list WHERE participant_id = ?`);
+  for (const id of new Set(missing)) {
+    const r = byId.get(id) as (ListRow & { participant_id: number }) | undefined;
+    if (r === undefined) throw new Error(`the grams state lists participant ${id}, which the database does not have`);
+    const item = listItemOf(r, seatNames);
+    others.set(id, { text: JSON.stringify(storeParticipant(item)), key: listKey(order, item) });
+  }
+  const keyOf = (x: { text: string; key?: SortKey }): SortKey => (x.key ??= listKey(order, expandParticipant(JSON.parse(x.text) as StoredParticipant)));
+  for (const { gram, items } of lists) {
+    const holders = st.model.holders.get(gram)!;
+    let out: Array<{ text: string; key?: SortKey }>;
+    if (items === null) {
+      out = [...holders].map((id) => now.get(id) ?? others.get(id)!);
+      out.sort((a, b) => compareKeys(keyOf(a), keyOf(b), dirs));
+    } else {
+      out = items;
+      // The changed participants holding the gram now, each at its place among the others (sorted).
+      for (const id of holders) {
+        const n = now.get(id);
+        if (n === undefined) continue;
+        let lo = 0;
+        let hi = out.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (compareKeys(keyOf(out[mid]!), n.key, dirs) < 0) lo = mid + 1;
+          else hi = mid;
+        }
+        out.splice(lo, 0, n);
+      }
+      if (out.length !== holders.size) throw new Error(`the gram list of ${JSON.stringify(gram)} holds ${out.length} participants, the grams state ${holders.size}`);
+    }
+    const body = enc.encode(out.map((x) => x.text).join(','));
+    const bytes = new Uint8Array(head.length + body.length + 2);
+    bytes.set(head);
+    bytes.set(body, head.length);
+    bytes.set(enc.encode(']}'), head.length + body.length);
+    sink.put(gramListPath(gram), bytes, 'application/json');
+  }
+  for (const gram of update.droppedLists) {
+    const root = gramListPath(gram);
+    if (codePointsOf(gram).length !== 3 && store.has(root)) store.drop(root);
+  }
+  const digest = gramFilesDigest((rel) => sink.shards.get(rel) ?? null)!;
+  saveGramsState(file, { threshold, digest, tuples: st.tuples, names: st.names.compact(), model: st.model });
+  return true;
 }
 
 /**

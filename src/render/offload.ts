@@ -96,6 +96,8 @@ export interface IncrementalJob {
   participants: number[];
   /** Whether the grams index is written again (RenderContext.gramsDue). */
   gramsDue: boolean;
+  /** Those of them whose list item may differ (`temp.render_list_participants`): the grams index's changes. */
+  listParticipants: number[];
 }
 
 /** What the worker is given (workerData). */
@@ -114,6 +116,8 @@ export interface OffloadJob {
   stateFile: string | null;
   /** An incremental build's: what the worker patches its lists from; null in a full build. */
   incremental: IncrementalJob | null;
+  /** Where the grams index keeps its state (RenderContext.gramsStatePath). */
+  gramsStatePath: string | null;
   /** Shared words: [0] status (0 running, 1 done, 2 failed), [1] files put so far, [2] next batch of SHARED_ROUTE, [3] 1 once the script runs. */
   shared: SharedArrayBuffer;
   /**
@@ -132,7 +136,7 @@ export interface OffloadReport {
   uptime: UptimeReport | null;
   records: RecordsReport;
   events: EventsReport | null;
-  grams: 'written' | 'kept' | null;
+  grams: 'written' | 'updated' | 'kept' | null;
 }
 
 /** Runs one route's renderer and records its seconds in `routes` (both threads' route loops). */

@@ -44,13 +44,14 @@ function run(): OffloadReport {
       collectUptimeChanges(db, inc.since, inc.upto);
       collectEventChanges(db, inc.since, inc.upto);
       // The changed participants as the main thread collected them, and so the same packs.
-      useChangedParticipants(db, inc.participants);
+      useChangedParticipants(db, inc.participants, inc.listParticipants);
       collectChangedPacks(db);
       lists = keptListStore(records, recorded);
     }
     const sink = new CountingSink(job.outDir, { db: records, fresh: job.fresh, previousSha: recorded?.sha });
     const ctx = new RenderContext(db, job.nowMs, sink, job.opts, jsonBody, () => {}, inc === null ? 'all' : 'changed', lists, new SharedBatches(job.shared, job.packs));
     ctx.gramsDue = inc === null || inc.gramsDue;
+    ctx.gramsStatePath = job.gramsStatePath;
     const routes: OffloadReport['routes'] = {};
     for (const id of job.routes) {
       const render = RENDERERS[id];

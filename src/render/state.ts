@@ -429,13 +429,17 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
 }
 
 /**
- * Fills `temp.render_participants` with the given participants: the set the main thread collected
+ * Fills `temp.render_participants` with the given participants, and `temp.render_list_participants`
+ * with those whose list item may differ: the sets the main thread collected
  * (collectChangedParticipants), on another connection (the worker of an incremental build).
  */
-export function useChangedParticipants(db: Db, ids: readonly number[]): void {
+export function useChangedParticipants(db: Db, ids: readonly number[], listIds: readonly number[] = []): void {
   db.exec(RENDER_PARTICIPANTS_DDL);
   const ins = db.prepare('INSERT OR IGNORE INTO temp.render_participants (participant_id) VALUES (?)');
   for (const id of ids) ins.run(id);
+  db.exec('DROP TABLE IF EXISTS temp.render_list_participants; CREATE TEMP TABLE render_list_participants (participant_id INTEGER PRIMARY KEY)');
+  const insList = db.prepare('INSERT OR IGNORE INTO temp.render_list_participants (participant_id) VALUES (?)');
+  for (const id of listIds) insList.run(id);
 }
 
 /**
