@@ -21,6 +21,7 @@ import path from 'node:path';
 import { GRAMS_UNIT, type RenderContext } from './context.js';
 import { loadGramsState, minedOfModel, modelOfMined, NameTable, saveGramsState, updateModel, type GramName, type GramNameChange } from './grams-model.js';
 import { readStored } from './stored.js';
+import { changedListRows } from './state.js';
 import type { ParticipantListItem } from '../api/schemas/index.js';
 
 /** Not a route: the part of participants.list that writes the grams index (a worker's, where there is one). */
@@ -703,14 +704,7 @@ function updateGrams(ctx: RenderContext, threshold: number): boolean {
   if (gramFilesDigest(readOut) !== st.digest) return false;
   const { db } = ctx;
   const seatNames = curatedSeatNames(db);
-  const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
-  const rows = db
-    .prepare(
-      `SELECT u.participant_id AS id, p.pid AS id_pid, l.participant_id AS present, ${cols}
-       FROM temp.render_list_participants u JOIN participants p ON p.id = u.participant_id
-       LEFT JOIN participant_list l ON l.participant_id = u.participant_id`,
-    )
-    .all() as Array<ListRow & { id: number; id_pid: string; present: number | null }>;
+  const rows = changedListRows(db);
   const tupleIds = new Map(st.tuples.map((t, i) => [tupleKey(t), i]));
   const order = listOrder(DEFAULT_SORT);
   const dirs = orderDirs(order);
@@ -723,7 +717,8 @@ function updateGrams(ctx: RenderContext, threshold: number): boolean {
     prefixes.add(`[${JSON.stringify(r.id_pid.slice(0, sep))},${JSON.stringify(r.id_pid.slice(sep + 2))},`);
     let after: GramName | null = null;
     if (r.present !== null && r.name !== null) {
-      const item = listItemOf(r, seatNames);
+      // Present: the row's fields are its list row's (ChangedListRow).
+      const item = listItemOf(r as ListRow, seatNames);
       const key = tupleKey(itemTuple(item));
       let t = tupleIds.get(key);
       if (t === undefined) {

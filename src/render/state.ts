@@ -27,6 +27,7 @@ import { getMeta, setMeta } from '../db/index.js';
 import { changesFrom, ITEM_CHANGE_KIND, UPTIME_CHANGE_KINDS } from '../derive/changes.js';
 import { parseEndpointSet } from '../derive/participants/endpoints.js';
 import { recordPackOf } from '../api/participants/record.js';
+import { LIST_COLUMNS, type ListRow } from '../api/participants/query.js';
 import type { ListStore } from './context.js';
 import { FILES_DDL } from './sink.js';
 import { BULK_LATEST_UNIT, BULK_UNIT_MAX } from '../bulk/units.js';
@@ -426,6 +427,24 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
   // under both kinds; the seat's participants are added here).
   db.exec('INSERT OR IGNORE INTO temp.render_participants SELECT participant_id FROM temp.render_list_participants');
   return db.prepare('SELECT count(*) FROM temp.render_participants').pluck().get() as number;
+}
+
+/**
+ * A participant of `temp.render_list_participants`: its id, canonical id and value, and its list row
+ * now (`present` null, and the row's fields with it: no longer listed).
+ */
+export type ChangedListRow = { id: number; id_pid: string; id_value: string; present: number | null } & { [K in keyof ListRow]: ListRow[K] | null };
+
+/** The participants whose list item may differ (collectChangedParticipants), with their list rows now. */
+export function changedListRows(db: Db): ChangedListRow[] {
+  const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
+  return db
+    .prepare(
+      `SELECT u.participant_id AS id, p.pid AS id_pid, p.value AS id_value, l.participant_id AS present, ${cols}
+       FROM temp.render_list_participants u JOIN participants p ON p.id = u.participant_id
+       LEFT JOIN participant_list l ON l.participant_id = u.participant_id`,
+    )
+    .all() as ChangedListRow[];
 }
 
 /**

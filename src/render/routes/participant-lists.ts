@@ -61,6 +61,7 @@ import { level0Of, patchList, type PatchOp } from '../list-patch.js';
 import { rowObjects } from '../../db/statements.js';
 import { pendingOf, type ListWriterOptions, type Pending } from '../lists.js';
 import { GRAMS_PART, renderGrams } from '../grams.js';
+import { changedListRows, type ChangedListRow } from '../state.js';
 
 /** Root paths of every participant list start with this. */
 const LISTS_PREFIX = listRootPrefix(LIST_ROUTE);
@@ -529,7 +530,7 @@ interface ListChanges {
   ops: Map<string, PatchOp>;
 }
 
-type ChangedRow = { id_pid: string; id_value: string; present: number | null } & { [K in keyof ListRow]: ListRow[K] | null };
+type ChangedRow = ChangedListRow;
 
 /**
  * Patches every list in place; false (nothing written) when a full write is the better way: too many
@@ -553,14 +554,7 @@ function patchLists(ctx: RenderContext, seatNames: ReadonlyMap<string, string>):
     if (isGramCountTable(table, kind.table.format)) previousTables.set(kind, table);
   }
   if (!previousTables.has(UNREGISTERED_LISTS)) return false;
-  const cols = LIST_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ');
-  const rows = db
-    .prepare(
-      `SELECT p.pid AS id_pid, p.value AS id_value, l.participant_id AS present, ${cols}
-       FROM temp.render_list_participants u JOIN participants p ON p.id = u.participant_id
-       LEFT JOIN participant_list l ON l.participant_id = u.participant_id`,
-    )
-    .all() as ChangedRow[];
+  const rows = changedListRows(db);
   // The previous build's own files, read as the format they were written in: the casts below name it.
   const readFile = (rel: string): unknown => ctx.readPrevious(rel);
   const before = storedItems(rows.map((r) => [r.id_value, r.id_pid]), readFile(idRoot) as ListRoot, readFile);
