@@ -190,28 +190,18 @@ export function trackedGramsOf(name: string, frequent: (g: string) => boolean): 
 const frequentIn = (m: GramModel) => (g: string): boolean => (m.df.get(g) ?? 0) > m.threshold;
 
 /**
- * The model of `names` from scratch, `frequent` being their frequent grams (the miner's): with their
- * counts and cells (the miner's, cells numbered as the names'), only the other tracked grams are
- * counted from the names.
+ * The model of `names` from scratch, `frequent` being their frequent grams, by a pass over every name:
+ * the model's definition (a full build takes it from the miner instead: modelOfMined).
  */
-export function modelOf(names: GramNameStore, threshold: number, frequent: Iterable<string> | ReadonlyMap<string, { df: number; cells: Int32Array; counts: Int32Array }>): GramModel {
-  const given = frequent instanceof Map ? (frequent as ReadonlyMap<string, { df: number; cells: Int32Array; counts: Int32Array }>) : null;
-  const freq = given !== null ? new Set(given.keys()) : new Set(frequent as Iterable<string>);
+export function modelOf(names: GramNameStore, threshold: number, frequent: Iterable<string>): GramModel {
+  const freq = new Set(frequent);
   const isFreq = (g: string): boolean => freq.has(g);
   const m: GramModel = { threshold, df: new Map(), cells: new Map(), holders: new Map() };
-  if (given !== null) {
-    for (const [g, f] of given) {
-      m.df.set(g, f.df);
-      m.cells.set(g, new PackedCounts(f.cells, f.counts));
-    }
-  }
   const holders = new Map<string, number[]>();
   for (const [id, { name, cell }] of names) {
     for (const s of trackedGramsOf(name, isFreq)) {
-      const f = isFreq(s);
-      if (f && given !== null) continue;
       m.df.set(s, (m.df.get(s) ?? 0) + 1);
-      if (f) {
+      if (isFreq(s)) {
         let c = m.cells.get(s);
         if (c === undefined) m.cells.set(s, (c = new Map()));
         c.set(cell, (c.get(cell) ?? 0) + 1);
@@ -264,11 +254,10 @@ export interface GramUpdate {
 }
 
 /**
- * Updates the model and the store with `changes` (each participant once). `scan` finds the names of
- * grams that fell out of F (by default every name of the store).
+ * Updates the model and the store with `changes` (each participant once). The names of grams that fell
+ * out of F and are minimal now are found by a scan of the store.
  */
 export function updateModel(m: GramModel, store: GramNameStore, changes: readonly GramNameChange[]): GramUpdate {
-  const T = m.threshold;
   const oldFreq = new Set<string>();
   for (const g of m.cells.keys()) oldFreq.add(g);
   const wasFrequent = (g: string): boolean => oldFreq.has(g);
@@ -500,14 +489,6 @@ export class NameTable implements GramNameStore {
       ends[i] = at += names[k]!.length;
     });
     return new NameTable(Int32Array.from(by, (k) => ids[k]!), Int32Array.from(by, (k) => cells[k]!), ends, parts.join(''));
-  }
-
-  static from(entries: Iterable<[number, GramName]>): NameTable {
-    const all = [...entries].sort((a, b) => a[0] - b[0]);
-    const ends = new Uint32Array(all.length);
-    let at = 0;
-    all.forEach(([, n], k) => (ends[k] = at += n.name.length));
-    return new NameTable(Int32Array.from(all, (e) => e[0]), Int32Array.from(all, (e) => e[1].cell), ends, all.map((e) => e[1].name).join(''));
   }
 
   get size(): number {

@@ -21,6 +21,7 @@ import path from 'node:path';
 import { GRAMS_UNIT, type RenderContext } from './context.js';
 import { loadGramsState, minedOfModel, modelOfMined, NameTable, saveGramsState, updateModel, type GramName, type GramNameChange } from './grams-model.js';
 import { readStored } from './stored.js';
+import { arrayElements } from './lists.js';
 import { changedListRows } from './state.js';
 import type { ParticipantListItem } from '../api/schemas/index.js';
 
@@ -431,6 +432,7 @@ function objectText(pairs: Array<[string, string]>): string {
 }
 
 const enc = new TextEncoder();
+const dec = new TextDecoder();
 
 /** The stored list items of the names, as UTF-8 JSON, one after another. */
 export class ItemArena {
@@ -459,6 +461,25 @@ export class ItemArena {
   }
 }
 
+/** A gram list file's text up to its first item. */
+const GRAM_LIST_HEAD = `{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[`;
+const gramListHead = enc.encode(GRAM_LIST_HEAD);
+const gramListTail = enc.encode(']}');
+
+/** A gram list file's bytes from its items' JSON texts (UTF-8), in order. */
+function gramListBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(gramListHead.length + gramListTail.length + parts.reduce((n, b) => n + b.length, 0) + Math.max(0, parts.length - 1));
+  out.set(gramListHead);
+  let at = gramListHead.length;
+  parts.forEach((b, i) => {
+    if (i > 0) out[at++] = 0x2c; // ','
+    out.set(b, at);
+    at += b.length;
+  });
+  out.set(gramListTail, at);
+  return out;
+}
+
 /** The files of the grams index (path → bytes) from what was mined, `items` the names' stored list items (JSON texts, or an arena of them). */
 export function gramFiles(mined: IndexGrams, items: readonly string[] | ItemArena, put: (path: string, bytes: Uint8Array, type: string) => void): { dict: number; cells: number; lists: number } {
   const frequentOf: Array<Array<[string, string]>> = Array.from({ length: GRAM_DICT_SHARDS }, () => []);
@@ -479,20 +500,8 @@ export function gramFiles(mined: IndexGrams, items: readonly string[] | ItemAren
     cellsOf[gramCellShard(gram)]!.push({ gram, cells: mined.cell.subarray(from, to), counts: mined.cellCount.subarray(from, to) });
   });
   for (let s = 0; s < GRAM_CELL_SHARDS; s++) put(gramCellsPath(s), encodeGramCells(cellsOf[s]!), 'application/octet-stream');
-  const head = enc.encode(`{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[`);
-  const tail = enc.encode(']}');
   for (const { gram, names } of mined.lists) {
-    const parts = Array.from(names, (k) => (items instanceof ItemArena ? items.item(k) : enc.encode(items[k]!)));
-    const out = new Uint8Array(head.length + tail.length + parts.reduce((n, b) => n + b.length, 0) + Math.max(0, parts.length - 1));
-    out.set(head);
-    let at = head.length;
-    parts.forEach((b, i) => {
-      if (i > 0) out[at++] = 0x2c; // ','
-      out.set(b, at);
-      at += b.length;
-    });
-    out.set(tail, at);
-    put(gramListPath(gram), out, 'application/json');
+    put(gramListPath(gram), gramListBytes(Array.from(names, (k) => (items instanceof ItemArena ? items.item(k) : enc.encode(items[k]!)))), 'application/json');
   }
   return { dict: GRAM_DICT_SHARDS, cells: GRAM_CELL_SHARDS, lists: mined.lists.length };
 }
@@ -563,9 +572,9 @@ function gramsSink(ctx: RenderContext): { put: (rel: string, bytes: Uint8Array, 
 /** A participant's facet tuple as the grams index keys it. */
 const tupleKey = (t: ReadonlyArray<string | null>): string => JSON.stringify(t);
 
-/** The facet cube's cell of each tuple (cubeOf's canonical order over every participant's tuple). */
-function cubeCellsOf(db: RenderContext['db']): Map<string, number> {
-  const cube = cubeOf(facetTupleRows(db), { scheme: () => null, ap: () => null });
+/** The facet cube's cell of each tuple (cubeOf's canonical order over every participant's tuple, with its count). */
+function cubeCellsOf(tuples: ReadonlyArray<{ tuple: FacetTuple; count: number }>): Map<string, number> {
+  const cube = cubeOf(tuples, { scheme: () => null, ap: () => null });
   const cellIndex = new Map<string, number>();
   const n = cube.cells.length / (FACET_DIMENSIONS.length + 1);
   for (let c = 0; c < n; c++) {
@@ -618,8 +627,15 @@ function writeGrams(ctx: RenderContext, threshold: number): void {
     if (items.size % 500_000 === 0) ctx.progress(`render: ${GRAMS_PART}: ${items.size} names read`);
   }
   starts.push(cpsOut.n);
-  const cellIndex = cubeCellsOf(db);
-  const named = tuples.length;
+  // The facet cube's cell order over every participant's tuple: the unnamed participants' tuples too,
+  // grouped apart (counted with the named ones': a tuple is one cell).
+  const every = tuples.map((t) => ({ ...t }));
+  for (const r of facetTupleRows(db, ['name IS NULL'])) {
+    const t = tupleIds.get(tupleKey(r.tuple));
+    if (t === undefined) every.push(r);
+    else every[t]!.count += r.count;
+  }
+  const cellIndex = cubeCellsOf(every);
   const cellOfTuple = tuples.map((t) => cellIndex.get(tupleKey(t.tuple))!);
   const cellOf = new Int32Array(items.size);
   for (let k = 0; k < items.size; k++) cellOf[k] = cellOfTuple[tupleOf.get(k)]!;
@@ -634,10 +650,10 @@ function writeGrams(ctx: RenderContext, threshold: number): void {
     const names = NameTable.fromArrays(ids.a.subarray(0, ids.n), tupleOf.a.subarray(0, tupleOf.n), folded);
     folded.length = 0;
     // The model from what the miner counted, its cells numbered by tuple.
-    const tupleOfCell = new Map(cellOfTuple.slice(0, named).map((c, t) => [c, t]));
+    const tupleOfCell = new Map(cellOfTuple.map((c, t) => [c, t]));
     const model = modelOfMined(mined, threshold, ids.a, (c) => tupleOfCell.get(c)!);
     const digest = gramFilesDigest((rel) => sink.shards.get(rel) ?? null)!;
-    saveGramsState(ctx.gramsStatePath, { threshold, digest, tuples: tuples.slice(0, named).map((t) => t.tuple), names, model });
+    saveGramsState(ctx.gramsStatePath, { threshold, digest, tuples: tuples.map((t) => t.tuple), names, model });
   }
 }
 
@@ -655,30 +671,11 @@ function idPrefixOf(text: string): string {
   return text;
 }
 
-/** The items of a gram list's text (gramFiles' layout), each as written; null when it is not laid out so. */
+/** The items of a gram list's text (gramListBytes' layout), each as written; null when it is not laid out so. */
 function gramListItems(text: string): string[] | null {
-  const head = `{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[`;
-  if (!text.startsWith(head) || !text.endsWith(']}')) return null;
-  const out: string[] = [];
-  const end = text.length - 2;
-  let depth = 0;
-  let inString = false;
-  let from = head.length;
-  for (let i = head.length; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) depth++;
-    else if (c === 0x5d || c === 0x7d) depth--;
-    else if (c === 0x2c && depth === 0) {
-      out.push(text.slice(from, i));
-      from = i + 1;
-    }
-  }
-  if (end > from) out.push(text.slice(from, end));
-  return out;
+  if (!text.startsWith(GRAM_LIST_HEAD)) return null;
+  const items = arrayElements(text, GRAM_LIST_HEAD.length);
+  return items !== null && items.end === text.length - 2 && text.endsWith(']}') ? items.parts : null;
 }
 
 /**
@@ -735,7 +732,7 @@ function updateGrams(ctx: RenderContext, threshold: number): boolean {
   ctx.progress(`render: ${GRAMS_PART}: ${changes.length} names changed, ${update.changedLists.size} gram lists changed, ${update.droppedLists.size} dropped${update.scanned > 0 ? `, ${update.scanned} names scanned` : ''}`);
 
   // The shards: every frequent gram's cells numbered as this build's cube numbers them.
-  const cellIndex = cubeCellsOf(db);
+  const cellIndex = cubeCellsOf(facetTupleRows(db));
   const cubeCell = (t: number): number => {
     const c = cellIndex.get(tupleKey(st.tuples[t]!));
     if (c === undefined) throw new Error(`the grams state counts participants in a cell the facet cube does not have: ${tupleKey(st.tuples[t]!)}`);
@@ -745,7 +742,6 @@ function updateGrams(ctx: RenderContext, threshold: number): boolean {
   gramFiles(minedOfModel(st.model, null, cubeCell), [], sink.put);
 
   // The gram lists (not trigrams: their trigram lists hold them).
-  const head = enc.encode(`{"format":${JSON.stringify(GRAM_LIST_FORMAT)},"items":[`);
   const store = ctx.lists!;
   const missing: number[] = [];
   const lists: Array<{ gram: string; items: Array<{ text: string; key?: SortKey }> | null }> = [];
@@ -755,7 +751,7 @@ function updateGrams(ctx: RenderContext, threshold: number): boolean {
     const holders = st.model.holders.get(gram)!;
     // A list minimal before keeps its items but the changed participants'; a new one is read whole.
     const prev = wasMinimal.has(gram) && store.has(root) ? readOut(root) : null;
-    const kept = prev === null ? null : gramListItems(new TextDecoder().decode(prev));
+    const kept = prev === null ? null : gramListItems(dec.decode(prev));
     if (kept === null) {
       for (const id of holders) if (!now.has(id)) missing.push(id);
       lists.push({ gram, items: null });
@@ -797,12 +793,7 @@ function updateGrams(ctx: RenderContext, threshold: number): boolean {
       }
       if (out.length !== holders.size) throw new Error(`the gram list of ${JSON.stringify(gram)} holds ${out.length} participants, the grams state ${holders.size}`);
     }
-    const body = enc.encode(out.map((x) => x.text).join(','));
-    const bytes = new Uint8Array(head.length + body.length + 2);
-    bytes.set(head);
-    bytes.set(body, head.length);
-    bytes.set(enc.encode(']}'), head.length + body.length);
-    sink.put(gramListPath(gram), bytes, 'application/json');
+    sink.put(gramListPath(gram), gramListBytes(out.map((x) => enc.encode(x.text))), 'application/json');
   }
   for (const gram of update.droppedLists) {
     const root = gramListPath(gram);

@@ -146,7 +146,7 @@ const CHUNK_MIDDLE = '],"items":[';
 const CHUNK_ITEMS = '{"items":[';
 
 /** The elements of the JSON array whose first element begins at `i` (after its '['), and the index of its ']'. */
-function arrayElements(t: string, i: number): { parts: string[]; end: number } | null {
+export function arrayElements(t: string, i: number): { parts: string[]; end: number } | null {
   const parts: string[] = [];
   if (t.charCodeAt(i) === 0x5d) return { parts, end: i };
   let start = i;

@@ -393,6 +393,7 @@ export function changedSeats(before: Map<string, string>, after: Map<string, str
 
 /** `temp.render_participants`, created empty (collectChangedParticipants, useChangedParticipants). */
 const RENDER_PARTICIPANTS_DDL = 'DROP TABLE IF EXISTS temp.render_participants; CREATE TEMP TABLE render_participants (participant_id INTEGER PRIMARY KEY)';
+const RENDER_LIST_PARTICIPANTS_DDL = 'DROP TABLE IF EXISTS temp.render_list_participants; CREATE TEMP TABLE render_list_participants (participant_id INTEGER PRIMARY KEY)';
 
 /**
  * Fills `temp.render_participants` with the participants whose own files this build renders again:
@@ -405,7 +406,7 @@ export function collectChangedParticipants(db: Db, since: number, upto: number, 
   db.prepare("INSERT OR IGNORE INTO temp.render_participants SELECT key FROM derive_changes WHERE kind = 'participant' AND seq > ? AND seq <= ?").run(since, upto);
   // Of these, the participants whose list item may differ (src/derive/changes.ts ITEM_CHANGE_KIND),
   // and below those who show a changed seat's name.
-  db.exec('DROP TABLE IF EXISTS temp.render_list_participants; CREATE TEMP TABLE render_list_participants (participant_id INTEGER PRIMARY KEY)');
+  db.exec(RENDER_LIST_PARTICIPANTS_DDL);
   db.prepare('INSERT OR IGNORE INTO temp.render_list_participants SELECT key FROM derive_changes WHERE kind = ? AND seq > ? AND seq <= ?').run(ITEM_CHANGE_KIND, since, upto);
   if (seats.size > 0) {
     // Rare (a seat's curation or organisation changed): the endpoint sets that name it, then their
@@ -452,11 +453,11 @@ export function changedListRows(db: Db): ChangedListRow[] {
  * with those whose list item may differ: the sets the main thread collected
  * (collectChangedParticipants), on another connection (the worker of an incremental build).
  */
-export function useChangedParticipants(db: Db, ids: readonly number[], listIds: readonly number[] = []): void {
+export function useChangedParticipants(db: Db, ids: readonly number[], listIds: readonly number[]): void {
   db.exec(RENDER_PARTICIPANTS_DDL);
   const ins = db.prepare('INSERT OR IGNORE INTO temp.render_participants (participant_id) VALUES (?)');
   for (const id of ids) ins.run(id);
-  db.exec('DROP TABLE IF EXISTS temp.render_list_participants; CREATE TEMP TABLE render_list_participants (participant_id INTEGER PRIMARY KEY)');
+  db.exec(RENDER_LIST_PARTICIPANTS_DDL);
   const insList = db.prepare('INSERT OR IGNORE INTO temp.render_list_participants (participant_id) VALUES (?)');
   for (const id of listIds) insList.run(id);
 }

@@ -530,8 +530,6 @@ interface ListChanges {
   ops: Map<string, PatchOp>;
 }
 
-type ChangedRow = ChangedListRow;
-
 /**
  * Patches every list in place; false (nothing written) when a full write is the better way: too many
  * changes, or no lists kept from the previous build.
